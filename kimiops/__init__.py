@@ -1,0 +1,25 @@
+"""kimiops: GPU kernels for serving Kimi Delta Attention models and their BF16 decode linears.
+
+Public API:
+    chunk_kda, fused_recurrent_kda, kda_gate   -- FLA-compatible KDA ops
+    KDABackend                                 -- extend/decode over a state pool (serving)
+    linear                                     -- low-latency BF16 linear
+    arch_family, device_family                 -- capability families
+    empty_cache                                -- release cached scratch buffers
+"""
+
+from kimiops.arch import arch_family, device_family
+from kimiops.kda import KDABackend, chunk_kda, fused_recurrent_kda, kda_gate, l2norm
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KDABackend",
+    "arch_family",
+    "chunk_kda",
+    "device_family",
+    "fused_recurrent_kda",
+    "kda_gate",
+    "l2norm",
+    "__version__",
+]

@@ -1,0 +1,114 @@
+"""Capability families: the one place that decides which backend may run where.
+
+A *family* groups GPUs that run the same kernels: ``"sm8x"`` (Ampere/Ada), ``"sm90"``
+(Hopper), ``"sm10x"`` (datacenter Blackwell: SM100, SM103, SM107 ...), ``"sm12x"`` (consumer
+Blackwell) and ``"cpu"`` when there is no CUDA device. Backends declare the families they
+support; nothing else in the library looks at SM numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+import torch
+
+FAMILIES = ("sm8x", "sm90", "sm10x", "sm12x")
+GPU_FAMILIES = frozenset(FAMILIES)
+
+
+def arch_family(capability: tuple[int, int] | None) -> str:
+    """Family of a compute capability ``(major, minor)``; ``None`` means no GPU -> ``"cpu"``.
+
+    Only the major version decides: every minor revision of a family behaves alike (SM107 as
+    SM100). Majors outside the known families map to ``"sm{major}x"``, which no backend claims,
+    so automatic dispatch falls back to the portable path there.
+    """
+    if capability is None:
+        return "cpu"
+    if not (isinstance(capability, tuple) and len(capability) == 2):
+        raise TypeError(f"capability: expected a (major, minor) tuple, got {capability!r}")
+    major, _minor = capability
+    if major == 9:
+        return "sm90"
+    return f"sm{major}x"
+
+
+@functools.lru_cache(maxsize=None)
+def _family_of_cuda_index(index: int) -> str:
+    return arch_family(torch.cuda.get_device_capability(index))
+
+
+def device_family(device: torch.device | str | int | None = None) -> str:
+    """Family of ``device`` (default: the current CUDA device, or ``"cpu"`` without CUDA).
+
+    Cached per device index, so a process with mixed GPUs gets each one's own family.
+    """
+    if device is None:
+        if not torch.cuda.is_available():
+            return "cpu"
+        return _family_of_cuda_index(torch.cuda.current_device())
+    device = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+    if device.type != "cuda":
+        return "cpu"
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return _family_of_cuda_index(index)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An implementation of an op and the families it may run on."""
+
+    name: str
+    families: frozenset[str] | None  # None: every family, CPU included (portable torch code)
+    description: str = ""
+
+    def supports(self, family: str) -> bool:
+        return self.families is None or family in self.families
+
+
+def _interpreter_enabled() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def resolve_backend(
+    op: str,
+    requested: str | None,
+    family: str,
+    backends: dict[str, Backend],
+    auto_order: tuple[str, ...],
+    env_var: str = "KIMIOPS_BACKEND",
+) -> str:
+    """Pick the backend of ``op`` for ``family``.
+
+    ``requested`` (argument) wins over the environment variable ``env_var``; ``None`` or
+    ``"auto"`` takes the first of ``auto_order`` that supports the family. A backend forced on a
+    family it does not support raises ``RuntimeError`` naming the family and the backends that
+    would run there.
+    """
+    if requested is None:
+        requested = os.environ.get(env_var) or "auto"
+    if not isinstance(requested, str):
+        raise TypeError(f"backend: expected a str or None, got {type(requested).__name__}")
+    if requested == "auto":
+        for name in auto_order:
+            if backends[name].supports(family):
+                return name
+        raise RuntimeError(f"{op}: no backend supports capability family {family!r}")
+    if requested not in backends:
+        raise ValueError(
+            f"backend: expected one of {['auto', *backends]} for {op}, got {requested!r}"
+        )
+    if not backends[requested].supports(family):
+        usable = [name for name, b in backends.items() if b.supports(family)]
+        raise RuntimeError(
+            f"{op}: backend {requested!r} does not support capability family {family!r}; "
+            f"backends that run on {family!r}: {usable}"
+        )
+    if requested == "triton" and family == "cpu" and not _interpreter_enabled():
+        raise RuntimeError(
+            f"{op}: backend 'triton' on CPU tensors runs the kernels in Triton's interpreter; "
+            "set TRITON_INTERPRET=1 in the environment before importing kimiops"
+        )
+    return requested

@@ -1,0 +1,219 @@
+"""Triton small-M linear for weight streaming: ``y[M, N] = x[M, K] @ W[N, K]^T (+ bias)``.
+
+What it computes
+    Each program owns ``BLOCK_N`` rows of ``W`` (output columns) and ``BLOCK_M`` token rows, and
+    computes the transposed tile ``y^T = W x^T`` with ``tl.dot(w[BLOCK_N, BLOCK_K],
+    x^T[BLOCK_K, BLOCK_M])``: the weight rows fill the MMA's wide dimension (64 or 128 on Hopper
+    wgmma) and the handful of tokens sit on its narrow side, padded to 16 (``BLOCK_M``). The
+    weight is read once from HBM (``evict_first``: it will not be reused); ``x`` is tiny and
+    stays in L2 for every program.
+
+Grid
+    ``(cdiv(N, BLOCK_N), splits, cdiv(M, BLOCK_M))``. ``splits = cdiv(K, k_split)`` cuts K into
+    chunks of ``k_split`` (a multiple of ``BLOCK_K``) so that programs fill the GPU when
+    ``N / BLOCK_N`` alone cannot (132 SMs on the H200). The K loop of each program is software
+    pipelined ``num_stages`` deep so several weight tiles are in flight per SM.
+
+Numerics
+    fp32 accumulation (``tl.dot`` with the accumulator chained through every ``BLOCK_K`` step),
+    bias added in fp32 in the epilogue, one rounding to the output dtype (bf16/fp16 or fp32).
+    Split-K is deterministic: every split stores its fp32 partial tile to a workspace
+    ``[splits, M, N]``; an int32 arrival counter per output tile (integer atomic, acq_rel) finds
+    the last split to finish, and that program sums the partials in the fixed order
+    ``0, 1, ..., splits-1``, applies bias, writes ``y`` and resets the counter to 0 for the next
+    call. No floating-point atomics.
+
+Batch invariance
+    The K decomposition (``block_k``, ``k_split``) is chosen from ``(N, K)`` only (see
+    :mod:`kimiops.gemm.dispatch`), and the per-element sum order does not depend on which other
+    rows share the tile, so row ``m`` of ``y`` gets the same bits whatever ``M`` is and whatever
+    rows are batched with it. ``block_n``, ``block_m``, ``num_warps`` and ``num_stages`` may vary
+    with M: they change which program computes an element, not its sum order.
+
+Tuning (H200, bf16, CUDA-graph replay over rotating weights, cold L2)
+    ``benchmarks/bench_linear.py`` sweeps :data:`SPLIT_TARGETS` (programs aimed for when
+    choosing ``k_split``, with ``BLOCK_N = 64`` as the reference tile) times
+    :data:`TILE_CANDIDATES` per (N, K, M) and writes the winners into
+    ``kimiops/gemm/tables/sm90.json``; the measured times and speedups are recorded next to each
+    entry there and in ``benchmarks/results/``. :func:`default_config` is what runs when
+    ``backend="triton"`` is forced on a shape the table does not list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from kimiops.gemm.scratch import split_k_scratch
+
+#: Programs aimed for when choosing the split of K (multiples of the H200's 132 SMs).
+SPLIT_TARGETS = (132, 264, 528)
+#: Per-M tile candidates swept by the benchmark: (block_n, num_warps, num_stages).
+TILE_CANDIDATES = ((64, 4, 4), (64, 4, 6), (128, 4, 4), (128, 8, 3))
+#: Reference tile height used to turn a program target into a K split (independent of M).
+SPLIT_REFERENCE_BLOCK_N = 64
+DEFAULT_TARGET_PROGRAMS = 264
+
+
+@dataclass(frozen=True)
+class SkinnyConfig:
+    """Launch configuration of :func:`skinny_linear`.
+
+    ``block_k`` and ``k_split`` fix the reduction order over K and must depend on ``(N, K)``
+    only; the other fields may depend on M.
+    """
+
+    block_n: int
+    block_m: int
+    block_k: int
+    k_split: int
+    num_warps: int = 4
+    num_stages: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("block_n", "block_m", "block_k"):
+            value = getattr(self, name)
+            if value < 16 or value & (value - 1):
+                raise ValueError(f"{name}: expected a power of two >= 16, got {value}")
+        if self.k_split <= 0 or self.k_split % self.block_k:
+            raise ValueError(f"k_split: expected a positive multiple of block_k={self.block_k}, got {self.k_split}")
+        if self.num_warps not in (1, 2, 4, 8, 16):
+            raise ValueError(f"num_warps: expected 1, 2, 4, 8 or 16, got {self.num_warps}")
+        if self.num_stages < 1:
+            raise ValueError(f"num_stages: expected >= 1, got {self.num_stages}")
+
+
+def block_k_for(K: int) -> int:
+    """K tile: 128, or the next power of two >= 16 for smaller K."""
+    return 128 if K >= 128 else max(16, triton.next_power_of_2(K))
+
+
+def k_split_for(N: int, K: int, block_k: int, target_programs: int) -> int:
+    """K elements per split so that ``cdiv(N, 64) * splits`` reaches ``target_programs``.
+
+    A function of ``(N, K)`` and the target only: never of M.
+    """
+    n_tiles = triton.cdiv(N, SPLIT_REFERENCE_BLOCK_N)
+    k_tiles = max(1, triton.cdiv(K, block_k))
+    splits = min(k_tiles, max(1, triton.cdiv(target_programs, n_tiles)))
+    return triton.cdiv(k_tiles, splits) * block_k
+
+
+def block_m_for(M: int) -> int:
+    """Token tile: 16 up to M = 16, then 32, then 64 (larger M loops over M tiles)."""
+    return 16 if M <= 16 else 32 if M <= 32 else 64
+
+
+def default_config(N: int, K: int, M: int) -> SkinnyConfig:
+    """Configuration used when no measured table entry exists for ``(N, K, M)``."""
+    block_k = block_k_for(K)
+    return SkinnyConfig(
+        block_n=64,
+        block_m=block_m_for(M),
+        block_k=block_k,
+        k_split=k_split_for(N, K, block_k, DEFAULT_TARGET_PROGRAMS),
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _skinny_linear_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, count_ptr,
+    M, N, K, K_SPLIT,
+    stride_xm, stride_wn, stride_ym,
+    HAS_BIAS: tl.constexpr, SPLIT: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr,
+):
+    pid_n = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    pid_m = tl.program_id(2)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_kb = tl.arange(0, BLOCK_K)
+    mask_n = offs_n < N
+    mask_m = offs_m < M
+    # Weight rows in int64: W may exceed 2^31 elements (vocabulary projections).
+    w_rows = w_ptr + offs_n.to(tl.int64)[:, None] * stride_wn
+    x_cols = x_ptr + offs_m[None, :] * stride_xm
+
+    acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+    k_lo = pid_k * K_SPLIT
+    k_hi = tl.minimum(k_lo + K_SPLIT, K)
+    for k in tl.range(k_lo, k_hi, BLOCK_K, num_stages=NUM_STAGES):
+        offs_k = k + offs_kb
+        if EVEN_K:
+            x_mask = mask_m[None, :]
+            if EVEN_N:
+                w = tl.load(w_rows + offs_k[None, :], eviction_policy="evict_first")
+            else:
+                w = tl.load(w_rows + offs_k[None, :], mask=mask_n[:, None], other=0.0,
+                            eviction_policy="evict_first")
+        else:
+            mask_k = offs_k < K
+            x_mask = mask_m[None, :] & mask_k[:, None]
+            w = tl.load(w_rows + offs_k[None, :], mask=mask_n[:, None] & mask_k[None, :], other=0.0,
+                        eviction_policy="evict_first")
+        xt = tl.load(x_cols + offs_k[:, None], mask=x_mask, other=0.0)
+        acc = tl.dot(w, xt, acc)
+
+    out_mask = mask_n[:, None] & mask_m[None, :]
+    y_ptrs = y_ptr + offs_m[None, :] * stride_ym + offs_n[:, None]
+    if SPLIT:
+        tile_elems = M * N
+        part_tile = part_ptr + offs_m[None, :] * N + offs_n[:, None]
+        tl.store(part_tile + pid_k * tile_elems, acc, mask=out_mask)
+        # Every thread's partial is stored before one thread announces arrival (release).
+        tl.debug_barrier()
+        counter = count_ptr + pid_m * tl.num_programs(0) + pid_n
+        arrived = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+        if arrived == tl.num_programs(1) - 1:
+            total = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+            for s in range(0, tl.num_programs(1)):
+                # .cg: read the other SMs' partials from L2, never from a stale L1 line.
+                total += tl.load(part_tile + s * tile_elems, mask=out_mask, other=0.0, cache_modifier=".cg")
+            if HAS_BIAS:
+                total += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[:, None]
+            tl.store(y_ptrs, total.to(y_ptr.dtype.element_ty), mask=out_mask)
+            tl.store(counter, 0)
+    else:
+        if HAS_BIAS:
+            acc += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[:, None]
+        tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=out_mask)
+
+
+def skinny_linear(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    out: torch.Tensor,
+    config: SkinnyConfig,
+) -> torch.Tensor:
+    """Launch the kernel: ``out[M, N] = x[M, K] @ weight[N, K]^T (+ bias[N])``; returns ``out``.
+
+    Expects checked inputs (see :func:`kimiops.gemm.linear.linear`): ``x`` 2-D with stride 1
+    along K, ``weight`` with stride 1 along K, ``bias`` contiguous, ``out`` contiguous ``[M, N]``
+    in x's dtype or fp32, all on one device. ``M = 0`` launches nothing.
+    """
+    M, K = x.shape
+    N = weight.shape[0]
+    if M == 0:
+        return out
+    splits = max(1, triton.cdiv(K, config.k_split))
+    n_tiles = triton.cdiv(N, config.block_n)
+    m_tiles = triton.cdiv(M, config.block_m)
+    if splits > 1:
+        partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles * m_tiles)
+    else:
+        partials = counters = out  # never read: SPLIT is off
+    _skinny_linear_kernel[(n_tiles, splits, m_tiles)](
+        x, weight, bias if bias is not None else out, out, partials, counters,
+        M, N, K, config.k_split,
+        x.stride(0), weight.stride(0), out.stride(0),
+        HAS_BIAS=bias is not None, SPLIT=splits > 1,
+        EVEN_N=N % config.block_n == 0, EVEN_K=K % config.block_k == 0,
+        BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
+        NUM_STAGES=config.num_stages, num_warps=config.num_warps, num_stages=config.num_stages,
+    )
+    return out

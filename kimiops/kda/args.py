@@ -1,0 +1,109 @@
+"""Validation and normalization of the arguments shared by ``chunk_kda`` and ``fused_recurrent_kda``.
+
+Metadata is checked on every call; value checks (index ranges, ``cu_seqlens``) run for CPU
+tensors always and for CUDA tensors only with ``KIMIOPS_DEBUG=1`` (see :mod:`kimiops.validation`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kimiops.validation import (
+    FLOAT_DTYPES,
+    INDEX_DTYPES,
+    check_cu_seqlens,
+    check_indices,
+    check_lower_bound,
+    check_tensor,
+    reads_values,
+)
+
+GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = "none", "softplus", "lower_bound"
+STATE_DTYPES = (torch.float32,)
+POOL_DTYPES_DECODE = (torch.float32, torch.bfloat16)
+
+
+@dataclass(frozen=True)
+class KDAShapes:
+    """Sizes of one KDA call: ``B, T`` batch/tokens, ``H`` q/k heads, ``HV`` value heads,
+    ``K, V`` head dims, ``N`` sequences, ``gate`` one of none/softplus/lower_bound."""
+
+    B: int
+    T: int
+    H: int
+    HV: int
+    K: int
+    V: int
+    N: int
+    scale: float
+    gate: str
+    lower_bound: float | None
+    pool: bool
+
+    def state_shape(self, count: int, state_v_first: bool) -> tuple[int, int, int, int]:
+        return (count, self.HV, self.V, self.K) if state_v_first else (count, self.HV, self.K, self.V)
+
+
+def check_kda_args(
+    q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
+    state_v_first, cu_seqlens, indices, indices_name: str, pool_dtypes=STATE_DTYPES, allow_padded_tokens: bool = False,
+) -> KDAShapes:
+    """Check every argument of a KDA call and return its sizes; raises ValueError/TypeError."""
+    check_tensor("q", q, ndim=4, dtypes=FLOAT_DTYPES, last_dim_contiguous=True)
+    device = q.device
+    B, T, H, K = q.shape
+    check_tensor("k", k, shape=(B, T, H, K), dtypes=(q.dtype,), device=device, last_dim_contiguous=True)
+    check_tensor("v", v, ndim=4, dtypes=(q.dtype,), device=device, last_dim_contiguous=True)
+    if v.shape[0] != B or v.shape[1] != T:
+        raise ValueError(f"v: expected shape [{B}, {T}, HV, V] (batch and tokens of q), got {list(v.shape)}")
+    HV, V = v.shape[2], v.shape[3]
+    if H == 0 or HV % H != 0:
+        raise ValueError(f"v: expected a number of value heads HV that is a multiple of H={H}, got HV={HV}")
+    check_tensor("g", g, shape=(B, T, HV, K), dtypes=FLOAT_DTYPES, device=device, last_dim_contiguous=True)
+    check_tensor("beta", beta, shape=(B, T, HV), dtypes=FLOAT_DTYPES, device=device)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
+        raise TypeError(f"scale: expected a float or None, got {type(scale).__name__}")
+    scale = float(K**-0.5 if scale is None else scale)
+
+    lb = check_lower_bound(lower_bound)
+    if use_gate_in_kernel:
+        gate = GATE_SOFTPLUS if lb is None else GATE_LOWER_BOUND
+        if gate == GATE_SOFTPLUS and A_log is None:
+            raise ValueError("A_log: the softplus gate (use_gate_in_kernel=True, lower_bound=None) needs A_log [HV], got None")
+    else:
+        gate = GATE_NONE
+    if A_log is not None:
+        check_tensor("A_log", A_log, shape=(HV,), dtypes=FLOAT_DTYPES, device=device)
+    if dt_bias is not None:
+        check_tensor("dt_bias", dt_bias, dtypes=FLOAT_DTYPES, device=device)
+        if dt_bias.numel() != HV * K or dt_bias.shape not in ((HV * K,), (HV, K)):
+            raise ValueError(f"dt_bias: expected shape [{HV * K}] or [{HV}, {K}], got {list(dt_bias.shape)}")
+
+    if cu_seqlens is not None:
+        if B != 1:
+            raise ValueError(f"q: expected batch size 1 with cu_seqlens (varlen), got B={B}")
+        check_cu_seqlens(cu_seqlens, T, device, allow_padding=allow_padded_tokens)
+        N = cu_seqlens.shape[0] - 1
+    else:
+        N = B
+
+    pool = indices is not None
+    if pool:
+        if initial_state is None:
+            raise ValueError(f"initial_state: {indices_name} given, so a state pool [slots, HV, *, *] is expected, got None")
+        check_tensor("initial_state", initial_state, ndim=4, dtypes=pool_dtypes, device=device, contiguous=True)
+        want = (HV, V, K) if state_v_first else (HV, K, V)
+        if tuple(initial_state.shape[1:]) != want:
+            layout = "[slots, HV, V, K]" if state_v_first else "[slots, HV, K, V]"
+            raise ValueError(f"initial_state: expected a pool {layout} = [*, {', '.join(map(str, want))}], got {list(initial_state.shape)}")
+        check_indices(indices_name, indices, N, initial_state.shape[0], device)
+        if reads_values(indices):
+            real = indices[indices >= 0]
+            if real.numel() != real.unique().numel():
+                raise ValueError(f"{indices_name}: expected distinct slots for distinct sequences (-1 may repeat), got duplicates")
+    elif initial_state is not None:
+        want = (N, HV, V, K) if state_v_first else (N, HV, K, V)
+        check_tensor("initial_state", initial_state, shape=want, dtypes=STATE_DTYPES, device=device)
+    return KDAShapes(B, T, H, HV, K, V, N, scale, gate, lb, pool)

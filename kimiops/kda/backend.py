@@ -1,0 +1,134 @@
+"""``KDABackend``: extend / decode of KDA layers over a recurrent-state pool, as serving engines
+(SGLang, vLLM) call them.
+
+Inputs are token-major (``[1, T_total, H, K]`` or ``[T_total, H, K]``; the output keeps the rank
+it was given), requests back to back. The backend receives projections as a Kimi-style model
+produces them and does the preprocessing in its kernels: q and k are L2-normalized, ``beta``
+holds logits (sigmoid applied), ``g`` holds raw gate logits with ``A_log``/``dt_bias`` (softplus
+gate) or ``lower_bound`` (lower-bound gate); with ``A_log`` and ``lower_bound`` both ``None``,
+``g`` is already the log decay.
+
+CUDA-graph padding: g and beta may carry more rows than q (they are trimmed to q's token count);
+token rows past ``query_start_loc[-1]`` are padding and their output rows are unspecified;
+padded requests have ``cache_indices == -1`` and their pool slots are never touched.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kimiops.kda.decode import _op as decode_op
+from kimiops.kda.dispatch import kda_backend
+from kimiops.kda.prefill import _op as prefill_op
+from kimiops.kda.runner import DECODE, PREFILL, call_kda
+from kimiops.validation import check_tensor
+
+
+class KDABackend:
+    """KDA extend/decode over a state pool ``ssm_states [slots, HV, V, K]`` (V-first, K contiguous).
+
+    Args:
+        num_heads: q/k heads ``H``.
+        head_k_dim, head_v_dim: ``K`` and ``V``.
+        num_v_heads: value heads ``HV`` (default ``H``; a multiple of ``H`` for GVA).
+        scale: attention scale (default ``K ** -0.5``).
+        backend: ``None``/``"auto"``, ``"triton"`` or ``"torch"``; the choice is made per call from
+            the device's capability family and shown by ``repr()``.
+    """
+
+    def __init__(self, num_heads: int, head_k_dim: int, head_v_dim: int, num_v_heads: int | None = None, *,
+                 scale: float | None = None, backend: str | None = None):
+        for name, val in (("num_heads", num_heads), ("head_k_dim", head_k_dim), ("head_v_dim", head_v_dim)):
+            if not isinstance(val, int) or val <= 0:
+                raise ValueError(f"{name}: expected a positive int, got {val!r}")
+        num_v_heads = num_heads if num_v_heads is None else num_v_heads
+        if not isinstance(num_v_heads, int) or num_v_heads <= 0 or num_v_heads % num_heads:
+            raise ValueError(f"num_v_heads: expected a positive multiple of num_heads={num_heads}, got {num_v_heads!r}")
+        self.num_heads, self.head_k_dim, self.head_v_dim, self.num_v_heads = num_heads, head_k_dim, head_v_dim, num_v_heads
+        self.scale = scale
+        self.backend = backend
+
+    def kernels(self, device: torch.device | str | None = None) -> dict[str, str]:
+        """Backend each phase uses on ``device`` (default: current CUDA device, else CPU)."""
+        if device is None:
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        device = torch.device(device)
+        return {
+            "extend": kda_backend("chunk_kda", self.backend, device),
+            "decode": kda_backend("fused_recurrent_kda", self.backend, device),
+        }
+
+    def __repr__(self) -> str:
+        try:
+            chosen = self.kernels()
+        except RuntimeError as err:  # a forced backend the device does not support
+            chosen = {"error": str(err)}
+        return (f"KDABackend(H={self.num_heads}, HV={self.num_v_heads}, K={self.head_k_dim}, "
+                f"V={self.head_v_dim}, kernels={chosen})")
+
+    def _tokens(self, q, k, v, g, beta):
+        """Bring inputs to ``[1, T, ...]``; returns them and whether q came as rank 3."""
+        check_tensor("q", q, ndim=(3, 4))
+        squeeze = q.dim() == 3
+        if squeeze:
+            q, k, v = q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)
+            g, beta = g.unsqueeze(0), beta.unsqueeze(0)
+        if q.shape[0] != 1:
+            raise ValueError(f"q: expected token-major [1, T, H, K] or [T, H, K], got {list(q.shape)}")
+        T = q.shape[1]
+        expect = (1, T, self.num_heads, self.head_k_dim)
+        if tuple(q.shape) != expect:
+            raise ValueError(f"q: expected shape {list(expect)}, got {list(q.shape)}")
+        check_tensor("g", g, ndim=4)
+        check_tensor("beta", beta, ndim=3)
+        if g.shape[1] < T or beta.shape[1] < T:
+            raise ValueError(f"g, beta: expected at least {T} token rows (q's), got {g.shape[1]} and {beta.shape[1]}")
+        return q, k, v, g[:, :T], beta[:, :T], squeeze
+
+    def _check_pool(self, ssm_states):
+        check_tensor("ssm_states", ssm_states, ndim=4)
+        want = (self.num_v_heads, self.head_v_dim, self.head_k_dim)
+        if tuple(ssm_states.shape[1:]) != want:
+            raise ValueError(f"ssm_states: expected [slots, {want[0]}, {want[1]}, {want[2]}] (V-first), got {list(ssm_states.shape)}")
+
+    def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound):
+        use_gate = A_log is not None or lower_bound is not None
+        op = prefill_op if kind is PREFILL else decode_op
+        return call_kda(
+            kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias, lower_bound,
+            True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=cu_seqlens is not None,
+        )
+
+    def extend(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
+               A_log=None, dt_bias=None, lower_bound=None) -> torch.Tensor:
+        """Prefill new tokens of a batch of requests into their pool slots.
+
+        ``query_start_loc`` ``[N + 1]`` int32 is the batch's cu_seqlens; ``cache_indices`` int32
+        ``[N]`` the slots (-1: padded request). A request whose slot was just allocated should have
+        its slot zeroed by the engine, as for any pool. Returns o like ``v``.
+        """
+        q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
+        self._check_pool(ssm_states)
+        o, _ = self._call(PREFILL, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias, lower_bound)
+        return o.squeeze(0) if squeeze else o
+
+    def decode(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc=None,
+               A_log=None, dt_bias=None, lower_bound=None) -> torch.Tensor:
+        """One token per request (or ``query_start_loc`` tokens: speculative verification).
+
+        Padded requests (``cache_indices == -1``) get zero output and leave the pool untouched.
+        """
+        q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
+        self._check_pool(ssm_states)
+        check_tensor("cache_indices", cache_indices, ndim=1)
+        if query_start_loc is None:
+            # one token per request: batch mode [N, 1, ...], no cu_seqlens needed
+            N = cache_indices.shape[0]
+            if q.shape[1] < N:
+                raise ValueError(f"q: expected at least one token per request ({N}), got {q.shape[1]} rows")
+            q, k, v, g, beta = (x[0, :N].unsqueeze(1) for x in (q, k, v, g, beta))
+            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound)
+            o = o.squeeze(1).unsqueeze(0)
+        else:
+            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias, lower_bound)
+        return o.squeeze(0) if squeeze else o

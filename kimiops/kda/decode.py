@@ -1,0 +1,47 @@
+"""``fused_recurrent_kda``: token-recurrent KDA for decode (and speculative verification)."""
+
+from __future__ import annotations
+
+import torch
+
+from kimiops.kda.runner import DECODE, call_kda, register_kda_op
+
+_op = register_kda_op(DECODE)
+
+
+def fused_recurrent_kda(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = False,
+    use_qk_l2norm_in_kernel: bool = False,
+    use_gate_in_kernel: bool = False,
+    use_beta_sigmoid_in_kernel: bool = False,
+    A_log: torch.Tensor | None = None,
+    dt_bias: torch.Tensor | None = None,
+    lower_bound: float | None = None,
+    state_v_first: bool = False,
+    cu_seqlens: torch.Tensor | None = None,
+    *,
+    ssm_state_indices: torch.Tensor | None = None,
+    backend: str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Recurrent KDA over a few tokens per sequence; same conventions as :func:`kimiops.chunk_kda`.
+
+    With ``ssm_state_indices`` (int32 ``[N]``), ``initial_state`` is a pool ``[slots, HV, V, K]``
+    (``state_v_first=True``, the serving layout) or ``[slots, HV, K, V]``, fp32 or bf16, updated
+    in place. Index -1 marks padding: that sequence's state is neither read nor written and its
+    output rows are zero. Several tokens per sequence (speculative verification) via ``cu_seqlens``.
+
+    Returns:
+        ``o [B, T, HV, V]`` in v's dtype and the final state (pool mode: the pool) or ``None``.
+    """
+    return call_kda(
+        DECODE, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
+        use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+        ssm_state_indices, backend,
+    )

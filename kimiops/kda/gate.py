@@ -1,0 +1,97 @@
+"""Gate math of KDA, shared by kernels, references and tests.
+
+Each formula has a torch version (references, CPU path) and a Triton device function (kernels)
+next to each other, so the two cannot drift apart.
+
+- softplus gate (Kimi-Linear):  ``g = -exp(A_log[h]) * softplus(g_raw + dt_bias[h, :])``
+- lower-bound gate (Kimi-K3):   ``g = lower_bound * sigmoid(exp(A_log[h]) * (g_raw + dt_bias[h, :]))``,
+  and with ``A_log = None``:     ``g = lower_bound * sigmoid(g_raw + dt_bias[h, :])``
+- ``l2norm(x) = x * rsqrt(sum(x^2) + 1e-6)`` over the last dimension
+- ``beta = sigmoid(b_raw)`` when the caller passes logits
+
+softplus uses the threshold 20 (``x > 20 -> x``), as ``torch.nn.functional.softplus`` does.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+L2NORM_EPS = 1e-6
+SOFTPLUS_THRESHOLD = 20.0
+LOWER_BOUND_RANGE = (-5.0, 0.0)  # lower_bound must lie in [-5, 0)
+
+
+# --------------------------------------------------------------------------- torch
+def l2norm(x: torch.Tensor, eps: float = L2NORM_EPS) -> torch.Tensor:
+    """``x * rsqrt(sum(x**2, -1) + eps)``, computed in x's dtype (upcast the input for fp32/fp64)."""
+    return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + eps)
+
+
+def softplus(x: torch.Tensor) -> torch.Tensor:
+    return torch.where(x > SOFTPLUS_THRESHOLD, x, torch.log1p(torch.exp(torch.clamp(x, max=SOFTPLUS_THRESHOLD))))
+
+
+def kda_gate(
+    g: torch.Tensor,
+    A_log: torch.Tensor | None = None,
+    dt_bias: torch.Tensor | None = None,
+    lower_bound: float | None = None,
+    output_dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Log-space decay from raw gate logits.
+
+    Args:
+        g: raw gate logits ``[..., HV, K]``.
+        A_log: ``[HV]`` per-head log rate; required for the softplus gate, optional for the
+            lower-bound gate.
+        dt_bias: ``[HV * K]`` (or ``[HV, K]``) bias added to ``g`` before the activation.
+        lower_bound: ``None`` for the softplus gate, else a float in ``[-5, 0)`` selecting the
+            lower-bound gate.
+        output_dtype: dtype of the result (math runs in fp32, or fp64 for fp64 input).
+    Returns:
+        ``[..., HV, K]`` log decay, ``<= 0``.
+    """
+    HV, K = g.shape[-2], g.shape[-1]
+    compute = torch.float64 if g.dtype == torch.float64 else torch.float32
+    x = g.to(compute)
+    if dt_bias is not None:
+        x = x + dt_bias.to(compute).reshape(HV, K)
+    if lower_bound is None:
+        if A_log is None:
+            raise ValueError("A_log: the softplus gate needs A_log [HV], got None")
+        out = -torch.exp(A_log.to(compute)).reshape(HV, 1) * softplus(x)
+    else:
+        if A_log is not None:
+            x = torch.exp(A_log.to(compute)).reshape(HV, 1) * x
+        out = lower_bound * torch.sigmoid(x)
+    return out.to(output_dtype)
+
+
+# --------------------------------------------------------------------------- triton
+@triton.jit
+def softplus_tl(x):
+    return tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0))))
+
+
+@triton.jit
+def sigmoid_tl(x):
+    return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def kda_gate_tl(x, A, lower_bound, HAS_A: tl.constexpr, USE_LOWER_BOUND: tl.constexpr):
+    """Gate of fp32 logits ``x`` (dt_bias already added); ``A = exp(A_log[h])`` as fp32 scalar."""
+    if USE_LOWER_BOUND:
+        if HAS_A:
+            x = A * x
+        return lower_bound * sigmoid_tl(x)
+    else:
+        return -A * softplus_tl(x)
+
+
+@triton.jit
+def l2norm_tl(x, axis: tl.constexpr):
+    """Row L2 norm of an fp32 block along ``axis`` with eps 1e-6 (matches ``l2norm``)."""
+    return x * tl.rsqrt(tl.sum(x * x, axis=axis, keep_dims=True) + 1e-6)

@@ -1,0 +1,62 @@
+"""``chunk_kda``: chunked KDA prefill, a drop-in for flash-linear-attention's ``chunk_kda``."""
+
+from __future__ import annotations
+
+import torch
+
+from kimiops.kda.runner import PREFILL, call_kda, register_kda_op
+
+_op = register_kda_op(PREFILL)
+
+
+def chunk_kda(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    scale: float | None = None,
+    initial_state: torch.Tensor | None = None,
+    output_final_state: bool = False,
+    use_qk_l2norm_in_kernel: bool = False,
+    use_gate_in_kernel: bool = False,
+    use_beta_sigmoid_in_kernel: bool = False,
+    A_log: torch.Tensor | None = None,
+    dt_bias: torch.Tensor | None = None,
+    lower_bound: float | None = None,
+    state_v_first: bool = False,
+    cu_seqlens: torch.Tensor | None = None,
+    *,
+    initial_state_indices: torch.Tensor | None = None,
+    backend: str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Chunked KDA prefill (DESIGN.md section 1), FLA-compatible.
+
+    Args:
+        q, k: ``[B, T, H, K]``; v: ``[B, T, HV, V]`` (HV a multiple of H: GVA); fp16/bf16/fp32,
+            all the same dtype.
+        g: ``[B, T, HV, K]`` log decay (``<= 0``), or raw gate logits with ``use_gate_in_kernel``.
+        beta: ``[B, T, HV]``, or logits with ``use_beta_sigmoid_in_kernel``.
+        scale: defaults to ``K ** -0.5``.
+        initial_state: ``[N, HV, K, V]`` fp32 (``[N, HV, V, K]`` with ``state_v_first``); with
+            ``initial_state_indices``, a pool ``[slots, HV, ...]`` fp32 updated in place.
+        output_final_state: return the final states ``[N, HV, K, V]`` fp32 (pool mode: the pool).
+        use_qk_l2norm_in_kernel: L2-normalize q and k per head (eps 1e-6).
+        use_gate_in_kernel: ``g`` holds raw logits. Softplus gate
+            ``-exp(A_log[h]) * softplus(g + dt_bias[h])`` (needs ``A_log [HV]``); with
+            ``lower_bound`` in [-5, 0) the lower-bound gate
+            ``lower_bound * sigmoid(exp(A_log[h]) * (g + dt_bias[h]))`` (``A_log`` optional).
+            Without ``use_gate_in_kernel``, ``lower_bound`` is only range-checked.
+        dt_bias: ``[HV * K]`` (or ``[HV, K]``).
+        cu_seqlens: ``[N + 1]`` int32/int64 cumulative lengths with ``B == 1`` (varlen).
+        initial_state_indices: int32 ``[N]`` pool slots; -1 starts from zeros and writes nothing;
+            no other slot is touched.
+        backend: ``None``/``"auto"``, ``"triton"`` or ``"torch"`` (env ``KIMIOPS_BACKEND``).
+    Returns:
+        ``o [B, T, HV, V]`` in v's dtype and the final state (or ``None``).
+    """
+    return call_kda(
+        PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
+        use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+        initial_state_indices, backend,
+    )

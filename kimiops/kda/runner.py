@@ -1,0 +1,132 @@
+"""One KDA call end to end: validation, the chosen implementation, pools, and the custom op.
+
+``chunk_kda`` (prefill) and ``fused_recurrent_kda`` (decode) differ only in the kernel they launch,
+the pool dtypes they accept and what a padded (-1) pool index means; both go through here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
+from kimiops.kda.dispatch import kda_backend
+from kimiops.kda.torch_path import kda_torch
+
+
+@dataclass(frozen=True)
+class KDAKind:
+    """What distinguishes the two KDA ops."""
+
+    name: str
+    chunked: bool  # torch path: chunked form (prefill) or token recurrence (decode)
+    indices_name: str
+    pool_dtypes: tuple
+    skip_padded: bool  # -1 index: skip the sequence (zero output) instead of starting from zeros
+
+
+PREFILL = KDAKind("chunk_kda", True, "initial_state_indices", STATE_DTYPES, False)
+DECODE = KDAKind("fused_recurrent_kda", False, "ssm_state_indices", POOL_DTYPES_DECODE, True)
+
+
+def _launcher(kind: KDAKind):
+    if kind.chunked:
+        from kimiops.kda.kernels.chunk import chunk_kda_fwd
+
+        return chunk_kda_fwd
+    from kimiops.kda.kernels.recurrent import recurrent_kda_fwd
+
+    return recurrent_kda_fwd
+
+
+def run_kda(
+    kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
+    lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
+    allow_padded_tokens=False,
+):
+    """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place."""
+    state = pool if pool is not None else initial_state
+    shapes = check_kda_args(
+        q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+        indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens,
+    )
+    if backend == "torch":
+        return kda_torch(
+            q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
+            output_final_state=output_final_state, state_v_first=state_v_first, cu_seqlens=cu_seqlens,
+            use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid, A_log=A_log, dt_bias=dt_bias,
+            skip_padded=kind.skip_padded,
+        )
+    if shapes.pool:
+        h0, ht, h0_idx, ht_idx = pool, pool, indices, indices
+    else:
+        ht = (
+            torch.empty(shapes.state_shape(shapes.N, state_v_first), dtype=torch.float32, device=q.device)
+            if output_final_state else None
+        )
+        h0, h0_idx, ht_idx = initial_state, None, None
+    launch = _launcher(kind)
+    extra = {"skip_padded": kind.skip_padded} if not kind.chunked else {}
+    o = launch(
+        q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(),
+        scale=shapes.scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
+        state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid,
+        gate=shapes.gate, A_log=A_log, dt_bias=dt_bias, lower_bound=shapes.lower_bound, **extra,
+    )
+    if shapes.pool:
+        return o, (pool if output_final_state else None)
+    return o, ht
+
+
+def register_kda_op(kind: KDAKind):
+    """Register ``kimiops::<kind.name>`` as a torch.library custom op (pool mutated in place) with
+    a fake implementation, so ``torch.compile`` traces callers without graph breaks."""
+
+    @torch.library.custom_op(f"kimiops::{kind.name}", mutates_args=("pool",))
+    def op(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
+        initial_state: torch.Tensor | None, pool: torch.Tensor | None, indices: torch.Tensor | None,
+        cu_seqlens: torch.Tensor | None, A_log: torch.Tensor | None, dt_bias: torch.Tensor | None,
+        scale: float | None, lower_bound: float | None, output_final_state: bool, use_qk_l2norm: bool,
+        use_gate: bool, use_beta_sigmoid: bool, state_v_first: bool, backend: str, allow_padded_tokens: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        o, ht = run_kda(
+            kind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
+            output_final_state and pool is None, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
+            allow_padded_tokens,
+        )
+        return o, (ht if ht is not None else o.new_empty(0, dtype=torch.float32))
+
+    @op.register_fake
+    def _(q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
+          output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens):
+        o = torch.empty_like(v)
+        if not output_final_state or pool is not None:
+            return o, v.new_empty(0, dtype=torch.float32)
+        N = v.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
+        HV, K, V = v.shape[2], q.shape[3], v.shape[3]
+        shape = (N, HV, V, K) if state_v_first else (N, HV, K, V)
+        return o, v.new_empty(shape, dtype=torch.float32)
+
+    return op
+
+
+def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
+             use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+             allow_padded_tokens=False):
+    """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
+    ``torch.compile`` the registered op is called so the graph holds one opaque node."""
+    pool = initial_state if indices is not None else None
+    chosen = kda_backend(kind.name, backend, q.device)
+    args = (
+        q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
+        scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
+        bool(state_v_first), chosen, bool(allow_padded_tokens),
+    )
+    if not torch.compiler.is_compiling():
+        return run_kda(kind, *args)
+    o, ht = op(*args)
+    if pool is not None:
+        return o, (pool if output_final_state else None)
+    return o, (ht if output_final_state else None)
