@@ -52,7 +52,8 @@ def kda_torch(
     if shapes.pool:
         idx = indices.to(torch.int64)
         valid = idx >= 0
-        h0 = initial_state[idx.clamp(min=0)].to(qf.dtype) * valid[:, None, None, None]
+        gathered = initial_state[idx.clamp(min=0)].to(qf.dtype)
+        h0 = torch.where(valid[:, None, None, None], gathered, torch.zeros_like(gathered))  # poison-safe
     oracle = naive_chunk_kda if chunked else naive_recurrent_kda
     o, ht = oracle(
         qf, kf, vf, gf, bf, scale=shapes.scale, initial_state=h0,
@@ -61,7 +62,7 @@ def kda_torch(
     if shapes.pool:
         if skip_padded:
             seq = sequence_of_token(shapes, cu_seqlens, q.device)
-            o = o * valid[seq].unsqueeze(-1).unsqueeze(-1)
+            o = torch.where(valid[seq][..., None, None], o, torch.zeros_like(o))
         initial_state[idx[valid]] = ht[valid].to(initial_state.dtype)
         ht = initial_state if output_final_state else None
     elif ht is not None:

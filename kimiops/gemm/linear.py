@@ -1,0 +1,193 @@
+"""``kimiops.linear``: low-latency ``y = x @ weight^T + bias`` for decode-sized M.
+
+Backends (capability families in :mod:`kimiops.arch`):
+
+- ``"triton"``: the small-M weight-streaming kernel of :mod:`kimiops.gemm.skinny` on every GPU
+  family, and on CPU tensors through Triton's interpreter (``TRITON_INTERPRET=1``).
+- ``"cublas"``: ``torch`` matmul (cuBLAS on CUDA tensors, torch's CPU GEMM on CPU tensors).
+- ``"auto"`` (default; env ``KIMIOPS_BF16_GEMM_BACKEND`` overrides the default): per
+  (family, M, N, K), the Triton config of the measured table of :mod:`kimiops.gemm.dispatch`
+  where the kernel won, cuBLAS everywhere else. Decided at run time with the concrete M, also
+  under ``torch.compile``.
+
+The op is registered as ``kimiops::linear`` (functional) and ``kimiops::linear_out``
+(writes ``out``), both with fake implementations, so ``torch.compile(fullgraph=True)`` traces
+them. Neither syncs the host or allocates beyond the result and the cached split-K scratch
+(:mod:`kimiops.gemm.scratch`), so calls can be captured in CUDA graphs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+
+from kimiops.arch import FAMILIES, Backend, device_family, resolve_backend
+from kimiops.gemm import dispatch
+from kimiops.gemm.skinny import skinny_linear
+from kimiops.validation import check_tensor
+
+ENV_VAR = "KIMIOPS_BF16_GEMM_BACKEND"
+BACKENDS = {
+    "triton": Backend("triton", frozenset(FAMILIES) | {"cpu"}, "Triton small-M kernel (CPU: interpreter)"),
+    "cublas": Backend("cublas", None, "torch matmul: cuBLAS on CUDA, torch on CPU"),
+}
+INPUT_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def _requested(backend: str | None) -> str | None:
+    """The requested backend name (argument, else environment, else ``"auto"``), checked by name."""
+    name = backend if backend is not None else (os.environ.get(ENV_VAR) or "auto")
+    if not isinstance(name, str):
+        raise TypeError(f"backend: expected a str or None, got {type(name).__name__}")
+    if name != "auto" and name not in BACKENDS:
+        raise ValueError(f"backend: expected one of {['auto', *BACKENDS]} for linear, got {name!r}")
+    return name
+
+
+def _cublas_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor) -> None:
+    if out.dtype == x.dtype:
+        if bias is None:
+            torch.mm(x, weight.t(), out=out)
+        else:
+            torch.addmm(bias, x, weight.t(), out=out)
+        return
+    # fp32 output from 16-bit inputs: fp32 accumulator written without rounding to 16 bits.
+    if x.is_cuda:
+        y = torch.mm(x, weight.t(), out_dtype=torch.float32)
+    else:
+        y = torch.mm(x.float(), weight.t().float())
+    if bias is None:
+        out.copy_(y)
+    else:
+        torch.add(y, bias, out=out)
+
+
+def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, backend: str | None) -> None:
+    """``out[M, N] = x[M, K] @ weight^T (+ bias)`` with checked 2-D inputs, M > 0."""
+    family = device_family(x.device)
+    name = _requested(backend)
+    M, K = x.shape
+    N = weight.shape[0]
+    if name == "auto":
+        config = dispatch.auto_config(family, M, N, K)
+    else:
+        name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
+        config = dispatch.triton_config(family, M, N, K) if name == "triton" else None
+    if config is None:
+        _cublas_linear(x, weight, bias, out)
+    else:
+        skinny_linear(x, weight, bias, out, config)
+
+
+@torch.library.custom_op("kimiops::linear", mutates_args=())
+def _linear_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, backend: str | None) -> torch.Tensor:
+    out = torch.empty((x.shape[0], weight.shape[0]), dtype=x.dtype, device=x.device)
+    _run(x, weight, bias, out, backend)
+    return out
+
+
+@_linear_op.register_fake
+def _linear_fake(x, weight, bias, backend):
+    return x.new_empty((x.shape[0], weight.shape[0]))
+
+
+@torch.library.custom_op("kimiops::linear_out", mutates_args=("out",))
+def _linear_out_op(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, backend: str | None
+) -> None:
+    _run(x, weight, bias, out, backend)
+
+
+@_linear_out_op.register_fake
+def _linear_out_fake(x, weight, bias, out, backend):
+    return None
+
+
+def _check(x, weight, bias, out) -> tuple[int, int, int]:
+    """Metadata checks; returns (M, N, K)."""
+    check_tensor("x", x, dtypes=INPUT_DTYPES, last_dim_contiguous=True)
+    if x.dim() == 0:
+        raise ValueError("x: expected shape [..., K] with at least one dimension, got a 0-d tensor")
+    K = x.shape[-1]
+    check_tensor("weight", weight, ndim=2, device=x.device, last_dim_contiguous=True)
+    N = weight.shape[0]
+    if weight.shape[1] != K:
+        raise ValueError(f"weight: expected shape [N, K] with K = {K} (the last dimension of x), got {list(weight.shape)}")
+    if weight.dtype != x.dtype:
+        raise TypeError(f"weight: expected dtype {x.dtype} (the dtype of x), got {weight.dtype}")
+    if bias is not None:
+        check_tensor("bias", bias, shape=(N,), device=x.device, contiguous=True)
+        if bias.dtype != x.dtype:
+            raise TypeError(f"bias: expected dtype {x.dtype} (the dtype of x), got {bias.dtype}")
+    M = math.prod(x.shape[:-1])
+    if out is not None:
+        check_tensor("out", out, shape=(M, N), device=x.device, contiguous=True)
+        if out.dtype not in (x.dtype, torch.float32):
+            raise TypeError(f"out: expected dtype {x.dtype} (the dtype of x) or torch.float32, got {out.dtype}")
+    return M, N, K
+
+
+def _needs_autograd(*tensors: torch.Tensor | None) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+def linear(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    *,
+    out: torch.Tensor | None = None,
+    backend: str | None = None,
+) -> torch.Tensor:
+    """``y = x @ weight^T + bias``, fast for small M (decode steps).
+
+    Args:
+        x: ``[..., K]`` bf16 or fp16, stride 1 along K.
+        weight: ``[N, K]`` in x's dtype, stride 1 along K (row stride free).
+        bias: ``[N]`` in x's dtype, contiguous, or ``None``.
+        out: optional contiguous ``[M, N]`` (``M`` = rows of x) in x's dtype or fp32; written
+            and returned. fp32 ``out`` receives the fp32 accumulator rounded once.
+        backend: ``"auto"`` / ``"triton"`` / ``"cublas"``; ``None`` reads
+            ``KIMIOPS_BF16_GEMM_BACKEND`` (default ``"auto"``).
+
+    Returns:
+        ``[..., N]`` in x's dtype, or ``out``.
+
+    With grad enabled and any input requiring grad, runs the autograd-aware
+    ``torch.nn.functional.linear`` (the backend is then only checked by name; a given ``out``
+    is filled from that result). Under ``no_grad``/``inference_mode`` parameters that require
+    grad are used through detached views, without copies. M = 0 launches nothing.
+
+    Raises:
+        TypeError / ValueError: naming the argument, for bad types, dtypes, shapes, strides,
+            devices and backend names. RuntimeError: ``backend="triton"`` on a family it does
+            not support, or on CPU tensors without ``TRITON_INTERPRET=1``.
+    """
+    M, N, K = _check(x, weight, bias, out)
+    _requested(backend)
+    if _needs_autograd(x, weight, bias):
+        y = F.linear(x, weight, bias)
+        if out is None:
+            return y
+        return out.copy_(y.reshape(M, N))
+    weight = weight.detach()
+    bias = bias.detach() if bias is not None else None
+    x2d = x.detach().reshape(M, K)
+    if M == 0:
+        return out if out is not None else x.new_empty((*x.shape[:-1], N))
+    compiling = torch.compiler.is_compiling()
+    if out is not None:
+        if compiling:
+            torch.ops.kimiops.linear_out(x2d, weight, bias, out, backend)
+        else:
+            _run(x2d, weight, bias, out, backend)
+        return out
+    if compiling:
+        y = torch.ops.kimiops.linear(x2d, weight, bias, backend)
+    else:
+        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+        _run(x2d, weight, bias, y, backend)
+    return y.view(*x.shape[:-1], N)

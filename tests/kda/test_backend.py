@@ -1,0 +1,155 @@
+"""KDABackend extend/decode equivalences over a poisoned pool (CPU: torch path; GPU: kernels)."""
+
+import pytest
+import torch
+
+import kimiops
+from kimiops.kda.gate import kda_gate, l2norm
+from kimiops.kda.reference import naive_recurrent_kda
+from kimiops.testing import rel_err
+
+H, HV, K, V = 2, 4, 16, 16
+
+
+def _raw(T, gen, dtype=torch.float32, device="cpu"):
+    """Raw projections of T tokens: q, k unnormalized, beta logits, softplus-gate logits."""
+    q = torch.randn(T, H, K, generator=gen) * 2
+    k = torch.randn(T, H, K, generator=gen) * 2
+    v = torch.randn(T, HV, V, generator=gen)
+    g = torch.randn(T, HV, K, generator=gen) * 3
+    b = torch.randn(T, HV, generator=gen)
+    return [t.to(device, dtype) for t in (q, k, v, g, b)]
+
+
+def _gate(gen, device="cpu"):
+    return {"A_log": torch.log(torch.rand(HV, generator=gen) * 50 + 1).to(device),
+            "dt_bias": torch.randn(HV * K, generator=gen).to(device)}
+
+
+def _reference(q, k, v, g, b, gate):
+    g = kda_gate(g.double(), gate["A_log"].double(), gate["dt_bias"].double(), output_dtype=torch.float64)
+    o, s = naive_recurrent_kda(l2norm(q.double())[None], l2norm(k.double())[None], v.double()[None], g[None],
+                               torch.sigmoid(b.double())[None], output_final_state=True, state_v_first=True)
+    return o[0], s[0]
+
+
+def _pool(slots, device="cpu"):
+    return torch.full((slots, HV, V, K), float("nan"), device=device)
+
+
+def test_extend_then_decode_equals_reference_and_untouched_slots():
+    gen = torch.Generator().manual_seed(0)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    lengths = [7, 1, 12]
+    T = sum(lengths)
+    toks = _raw(T + 3, gen)  # 3 decode tokens, one per request
+    gate = _gate(gen)
+    pool = _pool(8)
+    slots = torch.tensor([5, 2, 6], dtype=torch.int32)
+    pool[slots.long()] = 0.0
+    cu = torch.tensor([0, 7, 8, 20], dtype=torch.int32)
+    o_ext = be.extend(*(t[:T] for t in toks), ssm_states=pool, cache_indices=slots, query_start_loc=cu, **gate)
+    o_dec = be.decode(*(t[T:] for t in toks), ssm_states=pool, cache_indices=slots, **gate)
+    assert o_ext.shape == (T, HV, V) and o_dec.shape == (3, HV, V)
+    for n, (a, b) in enumerate(zip(cu[:-1].tolist(), cu[1:].tolist())):
+        seq = [torch.cat([t[a:b], t[T + n:T + n + 1]]) for t in toks]
+        o_ref, s_ref = _reference(*seq, gate)
+        assert rel_err(o_ext[a:b], o_ref[:-1]) < 1e-4
+        assert rel_err(o_dec[n], o_ref[-1]) < 1e-4
+        assert rel_err(pool[int(slots[n])], s_ref) < 1e-4
+    untouched = [s for s in range(8) if s not in (5, 2, 6)]
+    assert pool[untouched].isnan().all()
+
+
+def test_extend_in_pieces_equals_one_extend():
+    gen = torch.Generator().manual_seed(1)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    T = 10
+    toks = _raw(T, gen)
+    gate = _gate(gen)
+    slot = torch.tensor([1], dtype=torch.int32)
+    pool_one = torch.zeros(3, HV, V, K)
+    o_one = be.extend(*toks, ssm_states=pool_one, cache_indices=slot,
+                      query_start_loc=torch.tensor([0, T], dtype=torch.int32), **gate)
+    for piece in range(1, T + 1):
+        pool = torch.zeros(3, HV, V, K)
+        outs = []
+        for a in range(0, T, piece):
+            b = min(a + piece, T)
+            outs.append(be.extend(*(t[a:b] for t in toks), ssm_states=pool, cache_indices=slot,
+                                  query_start_loc=torch.tensor([0, b - a], dtype=torch.int32), **gate))
+        torch.testing.assert_close(torch.cat(outs), o_one, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(pool, pool_one, rtol=1e-4, atol=1e-5)
+
+
+def test_padded_batch_and_trimmed_gates():
+    """CUDA-graph style padding: g/beta carry extra rows, padded requests have index -1."""
+    gen = torch.Generator().manual_seed(2)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    q, k, v, g, b = _raw(4, gen)
+    g_pad = torch.cat([g, torch.randn(4, HV, K, generator=gen)])
+    b_pad = torch.cat([b, torch.randn(4, HV, generator=gen)])
+    gate = _gate(gen)
+    pool = _pool(6)
+    idx = torch.tensor([3, -1, 0, -1], dtype=torch.int32)
+    pool[[3, 0]] = 0.0
+    before = pool.clone()
+    o = be.decode(q[None], k[None], v[None], g_pad[None], b_pad[None], ssm_states=pool, cache_indices=idx, **gate)
+    assert o.shape == (1, 4, HV, V)
+    assert torch.equal(o[0, 1], torch.zeros_like(o[0, 1])) and torch.equal(o[0, 3], torch.zeros_like(o[0, 3]))
+    assert pool[[1, 2, 4, 5]].isnan().all() and before[[1, 2, 4, 5]].isnan().all()
+    for n, s in ((0, 3), (2, 0)):
+        o_ref, s_ref = _reference(q[n:n + 1], k[n:n + 1], v[n:n + 1], g[n:n + 1], b[n:n + 1], gate)
+        assert rel_err(o[0, n], o_ref[0]) < 1e-4 and rel_err(pool[s], s_ref) < 1e-4
+
+
+def test_extend_ignores_token_rows_past_query_start_loc():
+    gen = torch.Generator().manual_seed(3)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    toks = _raw(9, gen)
+    gate = _gate(gen)
+    pool = torch.zeros(2, HV, V, K)
+    pool_ref = torch.zeros(2, HV, V, K)
+    idx = torch.tensor([1], dtype=torch.int32)
+    o = be.extend(*toks, ssm_states=pool, cache_indices=idx, query_start_loc=torch.tensor([0, 6], dtype=torch.int32), **gate)
+    o_ref = be.extend(*(t[:6] for t in toks), ssm_states=pool_ref, cache_indices=idx,
+                      query_start_loc=torch.tensor([0, 6], dtype=torch.int32), **gate)
+    torch.testing.assert_close(o[:6], o_ref)
+    torch.testing.assert_close(pool, pool_ref)
+
+
+def test_speculative_decode_tokens_via_query_start_loc():
+    gen = torch.Generator().manual_seed(4)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    toks = _raw(6, gen)
+    gate = _gate(gen)
+    pool = torch.zeros(3, HV, V, K)
+    idx = torch.tensor([2, 0], dtype=torch.int32)
+    o = be.decode(*toks, ssm_states=pool, cache_indices=idx, query_start_loc=torch.tensor([0, 3, 6], dtype=torch.int32), **gate)
+    for n, s in enumerate((2, 0)):
+        o_ref, s_ref = _reference(*(t[3 * n:3 * n + 3] for t in toks), gate)
+        assert rel_err(o[3 * n:3 * n + 3], o_ref) < 1e-4 and rel_err(pool[s], s_ref) < 1e-4
+
+
+def test_bad_inputs():
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    gen = torch.Generator().manual_seed(5)
+    toks = _raw(2, gen)
+    idx = torch.tensor([0, 1], dtype=torch.int32)
+    with pytest.raises(ValueError, match="ssm_states"):
+        be.decode(*toks, ssm_states=torch.zeros(2, HV, K + 1, V), cache_indices=idx)
+    with pytest.raises(TypeError, match="initial_state: expected dtype"):
+        be.decode(*toks, ssm_states=torch.zeros(2, HV, V, K, dtype=torch.float16), cache_indices=idx)
+    with pytest.raises(ValueError, match=r"ssm_state_indices: expected values in \[-1, 2\)"):
+        be.decode(*toks, ssm_states=torch.zeros(2, HV, V, K), cache_indices=torch.tensor([0, 2], dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"cu_seqlens: expected cu_seqlens\[-1\] <= 2"):
+        be.extend(*toks, ssm_states=torch.zeros(2, HV, V, K), cache_indices=idx[:1], query_start_loc=torch.tensor([0, 3]))
+    with pytest.raises(ValueError, match="q: expected shape"):
+        kimiops.KDABackend(H, K + 16, V, num_v_heads=HV).decode(*toks, ssm_states=torch.zeros(2, HV, V, K + 16), cache_indices=idx)
+    with pytest.raises(ValueError, match="num_v_heads"):
+        kimiops.KDABackend(3, K, V, num_v_heads=4)
+
+
+def test_repr_names_kernels():
+    r = repr(kimiops.KDABackend(H, K, V))
+    assert "extend" in r and "decode" in r

@@ -1,0 +1,198 @@
+"""Public KDA ops (chunk_kda, fused_recurrent_kda): semantics, pools, validation, torch.compile.
+
+Backends: "torch" always; "triton" runs the kernels (Triton interpreter on CPU, fp32 there).
+"""
+
+import pytest
+import torch
+
+import kimiops
+from kimiops.kda.reference import naive_recurrent_kda
+from kimiops.testing import make_kda_inputs, rel_err
+
+OPS = {
+    "chunk_kda": (kimiops.chunk_kda, "initial_state_indices"),
+    "fused_recurrent_kda": (kimiops.fused_recurrent_kda, "ssm_state_indices"),
+}
+
+
+
+@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize("gate", ["mild", "softplus", "lower_bound"])
+def test_in_kernel_preprocessing_matches_oracle(op_name, gate):
+    op, _ = OPS[op_name]
+    gen = torch.Generator().manual_seed(10)
+    x = make_kda_inputs(2, 37, 1, 16, 16, HV=2, gate=gate, raw_gate=True, generator=gen)
+    q_raw, k_raw = x.q * 3, x.k * 0.5  # not normalized: the op normalizes
+    b_logit = torch.logit(x.beta)
+    h0 = torch.randn(2, 2, 16, 16, generator=gen)
+    o, ht = op(q_raw, k_raw, x.v, x.g, b_logit, initial_state=h0, output_final_state=True,
+               use_qk_l2norm_in_kernel=True, use_gate_in_kernel=bool(x.gate_kwargs),
+               use_beta_sigmoid_in_kernel=True, backend="torch", **x.gate_kwargs)
+    o_ref, s_ref = naive_recurrent_kda(*x.oracle_args(), initial_state=h0.double(), output_final_state=True)
+    # fp32 in-chunk cumsums of gates up to ~3e3 lose ~1e-5 relative: the torch path runs in fp32
+    assert rel_err(o, o_ref) < 2e-4 and rel_err(ht, s_ref) < 2e-4
+
+
+@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize("v_first", [False, True])
+def test_pool_mode_touches_only_named_slots(op_name, v_first):
+    op, idx_name = OPS[op_name]
+    gen = torch.Generator().manual_seed(11)
+    lengths = [5, 0, 3, 7]
+    cu = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
+    x = make_kda_inputs(1, sum(lengths), 1, 16, 8, HV=2, generator=gen)
+    slots = 9
+    pool = torch.full((slots, 2, 8, 16) if v_first else (slots, 2, 16, 8), float("nan"))
+    idx = torch.tensor([4, 1, -1, 7], dtype=torch.int32)
+    real = torch.randn(4, *pool.shape[1:], generator=gen)
+    for n, s in enumerate(idx.tolist()):
+        if s >= 0:
+            pool[s] = real[n]
+    before = pool.clone()
+    o, ret = op(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, output_final_state=True, state_v_first=v_first,
+                cu_seqlens=cu, backend="torch", **{idx_name: idx})
+    assert ret is pool
+    h0 = torch.where((idx >= 0)[:, None, None, None], real, torch.zeros_like(real)).double()
+    o_ref, s_ref = naive_recurrent_kda(*x.oracle_args(), initial_state=h0, output_final_state=True, cu_seqlens=cu,
+                                       state_v_first=v_first)
+    untouched = [s for s in range(slots) if s not in (4, 1, 7)]
+    assert torch.equal(pool[untouched].isnan(), before[untouched].isnan())
+    for n, s in enumerate(idx.tolist()):
+        if s >= 0:
+            assert rel_err(pool[s], s_ref[n]) < 1e-5
+    a, b = int(cu[2]), int(cu[3])  # the padded request
+    if op_name == "fused_recurrent_kda":
+        assert torch.equal(o[:, a:b], torch.zeros_like(o[:, a:b]))  # decode: padding outputs zeros
+        keep = torch.ones(o.shape[1], dtype=torch.bool)
+        keep[a:b] = False
+        assert rel_err(o[:, keep], o_ref[:, keep]) < 1e-5
+    else:
+        assert rel_err(o, o_ref) < 1e-5  # prefill: padding starts from zeros, outputs computed
+
+
+@pytest.mark.parametrize("op_name", OPS)
+def test_no_final_state_unless_asked(op_name):
+    op, _ = OPS[op_name]
+    x = make_kda_inputs(1, 4, 1, 16, 16)
+    o, ht = op(x.q, x.k, x.v, x.g, x.beta)
+    assert ht is None and o.shape == x.v.shape and o.dtype == x.v.dtype
+
+
+@pytest.mark.parametrize("op_name", OPS)
+def test_torch_compile_fullgraph(op_name):
+    op, idx_name = OPS[op_name]
+    x = make_kda_inputs(1, 9, 1, 16, 16)
+    pool = torch.randn(3, 1, 16, 16)
+    idx = torch.tensor([2], dtype=torch.int32)
+
+    def f(q, k, v, g, beta, pool, idx):
+        o, _ = op(q, k, v, g, beta, initial_state=pool, **{idx_name: idx})
+        return o * 2
+
+    pool_eager = pool.clone()
+    o_eager = f(x.q, x.k, x.v, x.g, x.beta, pool_eager, idx)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    o_comp = compiled(x.q, x.k, x.v, x.g, x.beta, pool, idx)
+    torch.testing.assert_close(o_comp, o_eager)
+    torch.testing.assert_close(pool, pool_eager)  # the in-place pool update survives compilation
+
+
+def test_decode_after_prefill_equals_longer_prefill():
+    gen = torch.Generator().manual_seed(12)
+    x = make_kda_inputs(1, 21, 2, 16, 16, HV=4, generator=gen)
+    o_full, s_full = kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, output_final_state=True)
+    o_pre, s_pre = kimiops.chunk_kda(*(t[:, :20] for t in (x.q, x.k, x.v, x.g, x.beta)), output_final_state=True)
+    o_dec, s_dec = kimiops.fused_recurrent_kda(*(t[:, 20:] for t in (x.q, x.k, x.v, x.g, x.beta)),
+                                               initial_state=s_pre, output_final_state=True)
+    torch.testing.assert_close(torch.cat([o_pre, o_dec], 1), o_full, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(s_dec, s_full, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- validation
+def _inputs():
+    return make_kda_inputs(1, 8, 2, 16, 16, HV=4)
+
+
+@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize(
+    "mutate, exc, match",
+    [
+        (lambda a: a.update(q=a["q"][..., :8]), ValueError, "k: expected shape"),
+        (lambda a: a.update(v=a["v"][:, :, :3]), ValueError, "HV"),
+        (lambda a: a.update(g=a["g"][:, :, :2]), ValueError, "g: expected shape"),
+        (lambda a: a.update(beta=a["beta"][..., None]), ValueError, "beta"),
+        (lambda a: a.update(q=a["q"].double()), TypeError, "q: expected dtype"),
+        (lambda a: a.update(k=a["k"].half()), TypeError, "k: expected dtype"),
+        (lambda a: a.update(q=a["q"].transpose(-1, -2).contiguous().transpose(-1, -2)), ValueError, "q: expected the last dimension contiguous"),
+        (lambda a: a.update(initial_state=torch.zeros(2, 4, 16, 16)), ValueError, "initial_state: expected shape"),
+        (lambda a: a.update(initial_state=torch.zeros(1, 4, 16, 16, dtype=torch.float64)), TypeError, "initial_state: expected dtype"),
+        (lambda a: a.update(use_gate_in_kernel=True), ValueError, "A_log"),
+        (lambda a: a.update(use_gate_in_kernel=True, lower_bound=-6.0), ValueError, r"lower_bound: expected a value in \[-5, 0\)"),
+        (lambda a: a.update(use_gate_in_kernel=True, lower_bound=0.0), ValueError, "lower_bound"),
+        (lambda a: a.update(use_gate_in_kernel=True, A_log=torch.zeros(3)), ValueError, "A_log: expected shape"),
+        (lambda a: a.update(use_gate_in_kernel=True, A_log=torch.zeros(4), dt_bias=torch.zeros(7)), ValueError, "dt_bias"),
+        (lambda a: a.update(cu_seqlens=torch.tensor([0, 3, 8])), ValueError, "batch size 1"),
+        (lambda a: a.update(scale="x"), TypeError, "scale"),
+        (lambda a: a.update(backend="cutlass"), ValueError, "backend"),
+    ],
+)
+def test_bad_input_raises_clear_error(op_name, mutate, exc, match):
+    op, _ = OPS[op_name]
+    x = _inputs()
+    args = dict(q=x.q, k=x.k, v=x.v, g=x.g, beta=x.beta)
+    if "cu_seqlens" in match or "batch" in match:
+        args = {n: torch.cat([t, t]) for n, t in args.items()}
+    mutate(args)
+    with pytest.raises(exc, match=match):
+        op(**args)
+
+
+@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize(
+    "cu, match",
+    [([1, 8], r"cu_seqlens\[0\] == 0"), ([0, 5, 3, 8], "non-decreasing"), ([0, 4, 7], r"== 8"),
+     ([[0, 8]], "1 dimensions")],
+)
+def test_bad_cu_seqlens(op_name, cu, match):
+    op, _ = OPS[op_name]
+    x = _inputs()
+    with pytest.raises(ValueError, match=match):
+        op(x.q, x.k, x.v, x.g, x.beta, cu_seqlens=torch.tensor(cu))
+    with pytest.raises(TypeError, match="cu_seqlens: expected dtype"):
+        op(x.q, x.k, x.v, x.g, x.beta, cu_seqlens=torch.tensor([0.0, 8.0]))
+
+
+@pytest.mark.parametrize("op_name", OPS)
+def test_bad_pool_indices(op_name):
+    op, idx_name = OPS[op_name]
+    x = _inputs()
+    pool = torch.zeros(3, 4, 16, 16)
+    for idx, match in (([3], r"\[-1, 3\)"), ([-2], r"\[-1, 3\)")):
+        with pytest.raises(ValueError, match=match):
+            op(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, **{idx_name: torch.tensor(idx, dtype=torch.int32)})
+    with pytest.raises(ValueError, match=idx_name):
+        op(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, **{idx_name: torch.tensor([0, 1], dtype=torch.int32)})
+    with pytest.raises(ValueError, match="pool"):
+        op(x.q, x.k, x.v, x.g, x.beta, initial_state=torch.zeros(3, 4, 8, 16), **{idx_name: torch.tensor([0], dtype=torch.int32)})
+    with pytest.raises(ValueError, match="initial_state"):
+        op(x.q, x.k, x.v, x.g, x.beta, **{idx_name: torch.tensor([0], dtype=torch.int32)})
+
+
+def test_decode_pool_may_be_bf16_prefill_pool_must_be_fp32():
+    x = _inputs()
+    pool = torch.zeros(3, 4, 16, 16, dtype=torch.bfloat16)
+    idx = torch.tensor([1], dtype=torch.int32)
+    kimiops.fused_recurrent_kda(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, ssm_state_indices=idx)
+    assert pool[1].abs().sum() > 0 and pool[0].abs().sum() == 0
+    with pytest.raises(TypeError, match="initial_state: expected dtype float32"):
+        kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, initial_state_indices=idx)
+
+
+def test_value_checks_on_cuda_only_in_debug_mode(monkeypatch):
+    from kimiops.validation import debug_enabled, reads_values
+
+    monkeypatch.delenv("KIMIOPS_DEBUG", raising=False)
+    assert not debug_enabled() and reads_values(torch.zeros(1))
+    monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+    assert debug_enabled()

@@ -1,0 +1,61 @@
+import pytest
+import torch
+
+from kimiops.arch import GPU_FAMILIES, Backend, arch_family, device_family, resolve_backend
+
+
+@pytest.mark.parametrize(
+    "cap, family",
+    [((8, 0), "sm8x"), ((8, 9), "sm8x"), ((9, 0), "sm90"), ((10, 0), "sm10x"), ((10, 3), "sm10x"),
+     ((10, 7), "sm10x"), ((12, 0), "sm12x"), ((12, 1), "sm12x"), (None, "cpu"), ((7, 5), "sm7x")],
+)
+def test_arch_family(cap, family):
+    assert arch_family(cap) == family
+
+
+def test_minor_revisions_behave_alike():
+    # SM107 must behave as SM100 does: same family, same backend choice
+    backends = {"k": Backend("k", frozenset({"sm10x"})), "t": Backend("t", None)}
+    picks = {resolve_backend("op", None, arch_family((10, m)), backends, ("k", "t")) for m in range(10)}
+    assert picks == {"k"}
+
+
+def test_arch_family_bad_input():
+    with pytest.raises(TypeError, match="capability"):
+        arch_family("sm90")
+
+
+def test_device_family_cpu():
+    assert device_family("cpu") == "cpu"
+    if not torch.cuda.is_available():
+        assert device_family() == "cpu"
+
+
+BACKENDS = {"fast": Backend("fast", frozenset({"sm90"})), "portable": Backend("portable", None)}
+
+
+def test_resolve_auto_falls_back():
+    assert resolve_backend("op", None, "sm90", BACKENDS, ("fast", "portable")) == "fast"
+    assert resolve_backend("op", "auto", "sm8x", BACKENDS, ("fast", "portable")) == "portable"
+
+
+def test_forced_backend_on_unsupported_family_names_family_and_alternatives():
+    with pytest.raises(RuntimeError, match=r"'sm10x'.*\['portable'\]"):
+        resolve_backend("op", "fast", "sm10x", BACKENDS, ("fast", "portable"))
+
+
+def test_env_var_forces_backend(monkeypatch):
+    monkeypatch.setenv("KIMIOPS_BACKEND", "fast")
+    with pytest.raises(RuntimeError, match="sm12x"):
+        resolve_backend("op", None, "sm12x", BACKENDS, ("fast", "portable"))
+    # the argument wins over the environment
+    assert resolve_backend("op", "portable", "sm12x", BACKENDS, ("fast", "portable")) == "portable"
+
+
+def test_unknown_backend_name():
+    with pytest.raises(ValueError, match="backend"):
+        resolve_backend("op", "cutlass", "sm90", BACKENDS, ("fast", "portable"))
+
+
+def test_gpu_families_are_the_documented_ones():
+    assert GPU_FAMILIES == {"sm8x", "sm90", "sm10x", "sm12x"}
