@@ -13,7 +13,7 @@ def cmd_info(_args) -> int:
     import triton
 
     from kimiops.arch import device_family
-    from kimiops.gemm.dispatch import describe_linear_backend
+    from kimiops.gemm.dispatch import table_for
     from kimiops.kda.dispatch import kda_backend
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -31,7 +31,14 @@ def cmd_info(_args) -> int:
         except RuntimeError as err:
             chosen = f"error: {err}"
         print(f"  {op:<20} {chosen}")
-    print(f"  {'linear':<20} {describe_linear_backend(device)}")
+    table = table_for(family)
+    if family == "cpu":
+        linear = "torch (CPU tensors)"
+    elif table:
+        linear = f"auto: triton where the measured {family} table says it wins ({len(table)} shapes), cuBLAS elsewhere"
+    else:
+        linear = f"cublas (no measured table for {family})"
+    print(f"  {'linear':<20} {linear}")
     return 0
 
 

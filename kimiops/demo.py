@@ -31,7 +31,7 @@ class DemoConfig:
     max_prompt_len: int = 96
     decode_steps: int = 4
     device: str = "cpu"
-    dtype: torch.dtype = torch.float32
+    dtype: torch.dtype = torch.bfloat16  # kimiops.linear takes bf16/fp16
     seed: int = 0
     progress: bool = True
 
@@ -146,7 +146,7 @@ def run_demo(cfg: DemoConfig) -> int:
 
     x_sample = torch.cat([prompt_x[int(cu[sample]):int(cu[sample + 1])], steps_x[:, sample]])
     err = rel_err(torch.cat(sample_out), layer.reference(x_sample))
-    tol = 1e-4 if cfg.dtype == torch.float32 else 2e-2
+    tol = 1e-2  # o is returned in bf16 (rounding ~2e-3); a wrong kernel gives O(1)
     kernels = layer.backend.kernels(torch.device(cfg.device))
 
     rows = [

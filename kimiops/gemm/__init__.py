@@ -1,5 +1,6 @@
-"""Low-latency BF16 linear layers: :func:`kimiops.gemm.linear.linear` and its dispatch tables."""
+"""Low-latency BF16 linear layers.
 
-from kimiops.gemm.linear import linear
-
-__all__ = ["linear"]
+The public entry is :func:`kimiops.gemm.linear.linear` (re-exported as ``kimiops.linear``);
+:mod:`kimiops.gemm.dispatch` chooses the implementation from measured tables,
+:mod:`kimiops.gemm.skinny` holds the Triton kernel.
+"""

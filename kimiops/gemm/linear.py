@@ -173,11 +173,16 @@ def linear(
         if out is None:
             return y
         return out.copy_(y.reshape(M, N))
-    weight = weight.detach()
-    bias = bias.detach() if bias is not None else None
-    x2d = x.detach().reshape(M, K)
     if M == 0:
         return out if out is not None else x.new_empty((*x.shape[:-1], N))
+    # Detached views (no copies) for parameters that carry requires_grad under no_grad.
+    if weight.requires_grad:
+        weight = weight.detach()
+    if bias is not None and bias.requires_grad:
+        bias = bias.detach()
+    x2d = x.detach() if x.requires_grad else x
+    if x2d.dim() != 2:
+        x2d = x2d.reshape(M, K)
     compiling = torch.compiler.is_compiling()
     if out is not None:
         if compiling:

@@ -1,0 +1,30 @@
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kimiops.cli import main
+
+
+def test_info_runs(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "family" in out and "chunk_kda" in out and "linear" in out
+
+
+def test_bench_help():
+    proc = subprocess.run([sys.executable, "-m", "kimiops.cli", "bench", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "prefill" in proc.stdout
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="CPU default size")
+def test_demo_on_cpu_passes_its_check_quickly():
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "kimiops.cli", "demo", "--no-progress"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout and "prefill" in proc.stdout and "decode" in proc.stdout
+    assert elapsed < 120
+
+
