@@ -9,6 +9,7 @@ Public API:
 """
 
 from kimiops.arch import arch_family, device_family
+from kimiops.gemm.linear import linear
 from kimiops.kda import KDABackend, chunk_kda, fused_recurrent_kda, kda_gate, l2norm
 
 __version__ = "0.1.0"
@@ -21,5 +22,6 @@ __all__ = [
     "fused_recurrent_kda",
     "kda_gate",
     "l2norm",
+    "linear",
     "__version__",
 ]

@@ -1,17 +1,20 @@
 """Split-K scratch for the skinny linear: fp32 partials and int32 arrival counters.
 
-Buffers are cached per ``(device, stream, kind, capacity)`` with capacities rounded up to a power
-of two, and are never freed or replaced, so:
+Partials need no initial value. They are cached per ``(device, stream, capacity)`` (capacity
+rounded up to a power of two) and never freed or replaced, so steady-state calls allocate nothing
+and a CUDA graph that captured a call keeps pointing at live memory. A buffer first needed
+during capture comes from that graph's pool and stays referenced here.
 
-- steady-state calls allocate nothing;
-- a CUDA graph that captured a call keeps pointing at live memory forever (a buffer first
-  created during capture comes from the graph's pool and stays referenced here; warming up each
-  shape once before capture, as serving engines do, keeps capture allocation-free);
-- kernels on different streams never share counters.
+Counters must be zero when a kernel starts; every kernel returns the counters it used to zero.
+Each stream gets its own counter block (kernels on different streams never share counters),
+taken from spare blocks zeroed ahead of time outside any capture. So a stream seen for the first
+time inside ``torch.cuda.graph`` (its capture stream) still gets counters that are zero without a
+memset in the graph, and graphs captured one after another without replay in between are safe.
+Only when no spare exists during capture (the very first call of the process captured), or a call
+needs more than :data:`COUNTER_BLOCK` counters, does the call zero fresh counters itself.
 
-Counters start at zero and every kernel returns the counters it used to zero, so a buffer is
-ready for the next call on its stream without a memset. Calls on one stream are serialized by
-the stream, which is what makes sharing a buffer between consecutive calls safe.
+Calls on one stream are serialized by the stream, which is what makes sharing scratch between
+consecutive calls safe; graphs captured on one stream must not be replayed concurrently.
 """
 
 from __future__ import annotations
@@ -19,30 +22,45 @@ from __future__ import annotations
 import torch
 import triton
 
-_BUFFERS: dict[tuple, torch.Tensor] = {}
-_MIN_ELEMS = 4096
+COUNTER_BLOCK = 1 << 14  # counters per stream: N/BLOCK_N * M/BLOCK_M output tiles
+SPARE_BLOCKS = 4
+_MIN_PARTIALS = 1 << 12
+
+_partials: dict[tuple, torch.Tensor] = {}
+_counters: dict[tuple, torch.Tensor] = {}
+_spares: dict[torch.device, list[torch.Tensor]] = {}
 
 
 def _stream_key(device: torch.device) -> int:
-    if device.type == "cuda":
-        return torch.cuda.current_stream(device).cuda_stream
-    return 0
+    return torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
 
 
-def _buffer(device: torch.device, kind: str, elems: int, dtype: torch.dtype, zero: bool) -> torch.Tensor:
-    capacity = max(_MIN_ELEMS, triton.next_power_of_2(elems))
-    key = (device, _stream_key(device), kind, capacity)
-    buf = _BUFFERS.get(key)
-    if buf is None:
-        make = torch.zeros if zero else torch.empty
-        buf = make(capacity, dtype=dtype, device=device)
-        _BUFFERS[key] = buf
-    return buf
+def _capturing(device: torch.device) -> bool:
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+
+
+def _counter_block(device: torch.device, key: tuple) -> torch.Tensor | None:
+    block = _counters.get(key)
+    if block is not None:
+        return block
+    spares = _spares.setdefault(device, [])
+    if not spares:
+        if _capturing(device):
+            return None
+        spares.extend(torch.zeros(COUNTER_BLOCK, dtype=torch.int32, device=device) for _ in range(SPARE_BLOCKS))
+    block = _counters[key] = spares.pop()
+    return block
 
 
 def split_k_scratch(device: torch.device, partial_elems: int, counter_elems: int) -> tuple[torch.Tensor, torch.Tensor]:
     """fp32 partials (at least ``partial_elems``) and zeroed int32 counters (at least
     ``counter_elems``) for the current stream of ``device``."""
-    partials = _buffer(device, "partials", partial_elems, torch.float32, zero=False)
-    counters = _buffer(device, "counters", counter_elems, torch.int32, zero=True)
+    key = (device, _stream_key(device))
+    capacity = max(_MIN_PARTIALS, triton.next_power_of_2(partial_elems))
+    partials = _partials.get((*key, capacity))
+    if partials is None:
+        partials = _partials[(*key, capacity)] = torch.empty(capacity, dtype=torch.float32, device=device)
+    counters = _counter_block(device, key) if counter_elems <= COUNTER_BLOCK else None
+    if counters is None:
+        counters = torch.zeros(counter_elems, dtype=torch.int32, device=device)
     return partials, counters

@@ -161,8 +161,8 @@ def _skinny_linear_kernel(
     out_mask = mask_n[:, None] & mask_m[None, :]
     y_ptrs = y_ptr + offs_m[None, :] * stride_ym + offs_n[:, None]
     if SPLIT:
-        tile_elems = M * N
-        part_tile = part_ptr + offs_m[None, :] * N + offs_n[:, None]
+        tile_elems = tl.cast(M, tl.int64) * N  # int64: splits * M * N may pass 2^31 at large M
+        part_tile = part_ptr + offs_m.to(tl.int64)[None, :] * N + offs_n[:, None]
         tl.store(part_tile + pid_k * tile_elems, acc, mask=out_mask)
         # Every thread's partial is stored before one thread announces arrival (release).
         tl.debug_barrier()

@@ -153,3 +153,49 @@ def test_bad_inputs():
 def test_repr_names_kernels():
     r = repr(kimiops.KDABackend(H, K, V))
     assert "extend" in r and "decode" in r
+
+
+@pytest.mark.gpu
+def test_cuda_graph_decode_padded_batch_replays_with_new_inputs():
+    """Capture backend.decode for a padded batch of 8, replay with new indices and inputs."""
+    dev = "cuda"
+    Hh, Kk = 32, 128
+    be = kimiops.KDABackend(Hh, Kk, Kk)
+    gen = torch.Generator().manual_seed(6)
+    slots = 24
+
+    def inputs():
+        q = torch.randn(8, Hh, Kk, generator=gen).to(dev, torch.bfloat16)
+        k = torch.randn(8, Hh, Kk, generator=gen).to(dev, torch.bfloat16)
+        v = torch.randn(8, Hh, Kk, generator=gen).to(dev, torch.bfloat16)
+        g = (torch.randn(8, Hh, Kk, generator=gen) * 3).to(dev, torch.bfloat16)
+        b = torch.randn(8, Hh, generator=gen).to(dev, torch.bfloat16)
+        return q, k, v, g, b
+
+    gate = {"A_log": torch.log(torch.rand(Hh, generator=gen) * 199 + 1).to(dev),
+            "dt_bias": torch.randn(Hh * Kk, generator=gen).to(dev)}
+    static = [t.clone() for t in inputs()]
+    static_idx = torch.tensor([0, 1, 2, 3, 4, -1, -1, -1], dtype=torch.int32, device=dev)
+    pool = torch.randn(slots, Hh, Kk, Kk, generator=gen).to(dev)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up (compilation) outside the capture
+        be.decode(*static, ssm_states=pool.clone(), cache_indices=static_idx, **gate)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = be.decode(*static, ssm_states=pool, cache_indices=static_idx, **gate)
+
+    for idx in ([7, 3, 11, -1, 20, 5, -1, 9], [-1, -1, 2, 23, 0, 1, 4, 6]):
+        new = inputs()
+        for dst, src in zip(static, new):
+            dst.copy_(src)
+        static_idx.copy_(torch.tensor(idx, dtype=torch.int32))
+        pool.copy_(torch.randn(slots, Hh, Kk, Kk, generator=gen).to(dev))
+        pool_eager = pool.clone()
+        o_eager = be.decode(*new, ssm_states=pool_eager, cache_indices=static_idx.clone(), **gate)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(static_out, o_eager)
+        assert torch.equal(pool, pool_eager)

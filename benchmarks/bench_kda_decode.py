@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""KDA decode: kimiops' recurrent kernel vs FLA ``fused_recurrent_kda`` over a state pool.
+
+Serving setup (SGLang-like decode): H = HV = 32, K = V = 128, one token per request, fp32 pool
+``[slots, HV, V, K]`` (V-first, K contiguous) with random non-zero states, in-kernel softplus gate
+(A_log, dt_bias), q/k L2 norm and beta sigmoid; inputs bf16 ``[1, N, ...]`` with
+``cu_seqlens = arange(N+1)`` and distinct random slots per request.
+
+For each N: CUDA-graph replay median (20 calls captured in one graph, per call), the same with
+the 20 calls on 20 different slot sets (``graph_rot``, L2-colder; only where the pool has room),
+eager median (``triton.testing.do_bench``, which also flushes L2 between calls), host wall time
+of one eager call (perf_counter around call + synchronize) and host launch time (call only), %
+of the copy bandwidth measured first in the same process (bytes: state read + write + q, k, v, g,
+beta, o), and a sweep of every (BV, num_warps) candidate of the kernel (graph medians) with the
+winner. Before any timing, every candidate and FLA are checked against the fp64 oracle (N = 8).
+
+Usage: ``python benchmarks/bench_kda_decode.py [--out benchmarks/results] [--ns 1 8 64]``.
+Runs in well under 90 s on an H200.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import triton
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
+from kimiops.kda.kernels import recurrent as rec  # noqa: E402
+from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
+from kimiops.testing import rel_err  # noqa: E402
+
+H = HV = 32
+K = V = 128
+GRAPH_CALLS = 20
+NS = (1, 2, 8, 32, 64, 128, 256, 512)
+
+
+def fla_impl():
+    try:
+        from fla.ops.kda.fused_recurrent import fused_recurrent_kda_fwd  # noqa: PLC0415
+    except Exception as e:  # noqa: BLE001
+        return None, f"import failed: {type(e).__name__}: {e}"
+    return fused_recurrent_kda_fwd, None
+
+
+def versions():
+    v = {"torch": torch.__version__, "triton": triton.__version__, "fla": None}
+    try:
+        from importlib.metadata import version  # noqa: PLC0415
+
+        v["fla"] = version("fla-core")
+    except Exception:  # noqa: BLE001
+        pass
+    return v
+
+
+def copy_bandwidth(nbytes=2**30):
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    ms = do_bench(lambda: dst.copy_(src), warmup=10, rep=100, return_mode="median")
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * nbytes / (ms * 1e-3)  # bytes/s, read + write
+
+
+def graph_us(fns, reps=30):
+    """Median per-call time of the callables ``fns`` captured back to back in one CUDA graph."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for fn in fns[:2]:
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for fn in fns:
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ts = []
+    for _ in range(reps):
+        st.record()
+        g.replay()
+        en.record()
+        en.synchronize()
+        ts.append(st.elapsed_time(en) * 1e3 / len(fns))
+    del g
+    return statistics.median(ts)
+
+
+def host_us(fn, iters=200):
+    """(wall of call + synchronize, launch only) medians in microseconds."""
+    fn()
+    torch.cuda.synchronize()
+    walls, launches = [], []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        walls.append(t2 - t0)
+        launches.append(t1 - t0)
+    return statistics.median(walls) * 1e6, statistics.median(launches) * 1e6
+
+
+class Case:
+    """Inputs of one decode step of N requests."""
+
+    def __init__(self, N, pool, gen, dev="cuda"):
+        bf = torch.bfloat16
+        self.N = N
+        self.q = torch.randn(1, N, H, K, device=dev, generator=gen).to(bf)
+        self.k = torch.randn(1, N, H, K, device=dev, generator=gen).to(bf)
+        self.v = torch.randn(1, N, HV, V, device=dev, generator=gen).to(bf)
+        self.g = torch.randn(1, N, HV, K, device=dev, generator=gen).to(bf)
+        self.beta = torch.randn(1, N, HV, device=dev, generator=gen).to(bf)
+        self.A_log = torch.log(torch.rand(HV, device=dev, generator=gen) * 15 + 1)
+        self.dt_bias = torch.randn(HV * K, device=dev, generator=gen)
+        self.cu = torch.arange(N + 1, dtype=torch.int32, device=dev)
+        self.pool = pool
+        slots = pool.shape[0]
+        perm = torch.randperm(slots, device=dev, generator=gen).to(torch.int32)
+        self.idx = perm[:N].contiguous()
+        n_sets = GRAPH_CALLS if GRAPH_CALLS * N <= slots else 0
+        self.idx_sets = [perm[i * N:(i + 1) * N].contiguous() for i in range(n_sets)]
+        self.scale = K ** -0.5
+
+    def ours(self, idx=None, config=None):
+        idx = self.idx if idx is None else idx
+        kw = dict(
+            scale=self.scale, cu_seqlens=self.cu, h0=self.pool, h0_indices=idx, ht=self.pool, ht_indices=idx,
+            state_v_first=True, use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus", A_log=self.A_log,
+            dt_bias=self.dt_bias, lower_bound=None, skip_padded=True,
+        )
+        if config is None:
+            return lambda: rec.recurrent_kda_fwd(self.q, self.k, self.v, self.g, self.beta, **kw)
+        return lambda: rec.recurrent_kda_fwd_config(config[0], config[1], self.q, self.k, self.v, self.g, self.beta, **kw)
+
+    def fla(self, fwd, idx=None):
+        idx = self.idx if idx is None else idx
+        return lambda: fwd(
+            q=self.q, k=self.k, v=self.v, g=self.g, beta=self.beta, A_log=self.A_log, dt_bias=self.dt_bias,
+            scale=self.scale, initial_state=self.pool, inplace_final_state=True, state_v_first=True,
+            cu_seqlens=self.cu, ssm_state_indices=idx, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+            use_beta_sigmoid_in_kernel=True,
+        )[0]
+
+    def nbytes(self):
+        N = self.N
+        state = 2 * N * HV * K * V * 4
+        inputs = 2 * (2 * N * H * K + N * HV * V + N * HV * K + N * HV + N * HV * V)  # q,k,v,g,beta,o bf16
+        return state + inputs + 4 * (2 * N + 1)
+
+    def reference(self):
+        """fp64 oracle from the current pool slots: (o, final states [N, HV, V, K])."""
+        before = self.pool[self.idx.long()].double()
+        g64 = kda_gate(self.g.double(), self.A_log.double(), self.dt_bias.double(), None, output_dtype=torch.float64)
+        return naive_recurrent_kda(
+            l2norm(self.q.double()), l2norm(self.k.double()), self.v.double(), g64, torch.sigmoid(self.beta.double()),
+            scale=self.scale, initial_state=before, output_final_state=True, cu_seqlens=self.cu, state_v_first=True,
+        )
+
+
+def check(case, fn):
+    """Run ``fn`` once on the case's slots, compare with the oracle, restore the slots."""
+    idx = case.idx.long()
+    saved = case.pool[idx].clone()
+    o_ref, s_ref = case.reference()
+    o = fn()
+    if o.is_cuda:
+        torch.cuda.synchronize()
+    errs = {"o": rel_err(o, o_ref), "state": rel_err(case.pool[idx], s_ref)}
+    case.pool[idx] = saved
+    return errs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    ap.add_argument("--ns", type=int, nargs="*", default=list(NS))
+    ap.add_argument("--no-fla", action="store_true")
+    ap.add_argument("--no-sweep", action="store_true")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench_kda_decode: needs a CUDA GPU")
+    t_start = time.time()
+    torch.manual_seed(0)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    dev_name = torch.cuda.get_device_name()
+    res = {
+        "benchmark": "kda_decode", "device": dev_name, "capability": list(torch.cuda.get_device_capability()),
+        "versions": versions(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "shape": {"H": H, "HV": HV, "K": K, "V": V, "state": "fp32 [slots, HV, V, K]", "inputs": "bf16",
+                  "gate": "softplus in kernel, qk l2norm, beta sigmoid", "graph_calls": GRAPH_CALLS},
+        "candidates": [list(c) for c in rec.CONFIG_CANDIDATES], "rows": [],
+    }
+    bw = copy_bandwidth()
+    res["copy_bandwidth_TBps"] = bw / 1e12
+    print(f"{dev_name}  torch {torch.__version__}  triton {triton.__version__}  fla {res['versions']['fla']}")
+    print(f"copy bandwidth (read+write, 1 GiB D2D): {bw / 1e12:.3f} TB/s")
+
+    slots = 2 * max(args.ns + [8])
+    pool = torch.randn(slots, HV, V, K, device="cuda", generator=gen) * 0.1
+    fla_fwd, fla_err = (None, "disabled (--no-fla)") if args.no_fla else fla_impl()
+
+    # ---- correctness gate (N = 8): table config, every sweep candidate, FLA
+    case = Case(8, pool, gen)
+    gate_res = {"ours": check(case, case.ours())}
+    bad_cfgs = set()
+    for cfg in ([] if args.no_sweep else rec.CONFIG_CANDIDATES):
+        e = check(case, case.ours(config=cfg))
+        gate_res[f"ours_bv{cfg[0]}_w{cfg[1]}"] = e
+        if not (e["o"] < 5e-3 and e["state"] < 5e-3):
+            bad_cfgs.add(cfg)
+    if fla_fwd is not None:
+        try:
+            gate_res["fla"] = check(case, case.fla(fla_fwd))
+        except Exception as e:  # noqa: BLE001
+            fla_err = f"{type(e).__name__}: {e}"
+            fla_fwd = None
+    res["correctness_N8"] = gate_res
+    res["fla_error"] = fla_err
+    print("correctness vs fp64 oracle (N=8):", json.dumps(gate_res))
+    ok = gate_res["ours"]["o"] < 5e-3 and gate_res["ours"]["state"] < 5e-3
+    if not ok or bad_cfgs:
+        res["FAILED"] = f"correctness gate failed (bad sweep configs: {sorted(bad_cfgs)})"
+        print("CORRECTNESS GATE FAILED", res["FAILED"])
+    if fla_err:
+        print("FLA:", fla_err)
+
+    hdr = (f"{'N':>4} {'cfg':>7} {'graph':>8} {'g_rot':>8} {'eager':>8} {'wall':>7} {'launch':>7} {'%bw':>6} "
+           f"{'best_cfg':>9} {'best':>8} {'%bw_b':>6} | {'fla_gr':>8} {'fla_rot':>8} {'fla_eag':>8} {'fla_wall':>8} {'%bw':>6}")
+    print(hdr)
+    for N in args.ns:
+        case = Case(N, pool, gen)
+        row = {"N": N, "bytes": case.nbytes(), "table_cfg": list(rec.config_for(N * HV, True))}
+        fn = case.ours()
+        row["ours_graph_us"] = graph_us([fn] * GRAPH_CALLS)
+        if case.idx_sets:
+            row["ours_graph_rot_us"] = graph_us([case.ours(idx=i) for i in case.idx_sets])
+        row["ours_eager_us"] = do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
+        row["ours_wall_us"], row["ours_launch_us"] = host_us(fn)
+        if N == 1 or N == args.ns[0]:
+            saved = rec._FAST_LAUNCH
+            rec._FAST_LAUNCH = False
+            row["ours_wall_us_jit_path"], row["ours_launch_us_jit_path"] = host_us(fn)
+            rec._FAST_LAUNCH = saved
+        row["ours_pct_bw"] = 100 * case.nbytes() / (row["ours_graph_us"] * 1e-6) / bw
+        sweep = {}
+        if not args.no_sweep:
+            for cfg in rec.CONFIG_CANDIDATES:
+                if cfg in bad_cfgs:
+                    continue
+                sweep[f"{cfg[0]}x{cfg[1]}"] = graph_us([case.ours(config=cfg)] * GRAPH_CALLS, reps=15)
+            best = min(sweep, key=sweep.get)
+            row["sweep_graph_us"] = sweep
+            row["best_cfg"] = [int(x) for x in best.split("x")]
+            row["best_graph_us"] = sweep[best]
+            row["best_pct_bw"] = 100 * case.nbytes() / (sweep[best] * 1e-6) / bw
+        if fla_fwd is not None:
+            try:
+                ffn = case.fla(fla_fwd)
+                row["fla_graph_us"] = graph_us([ffn] * GRAPH_CALLS)
+                if case.idx_sets:
+                    row["fla_graph_rot_us"] = graph_us([case.fla(fla_fwd, idx=i) for i in case.idx_sets])
+                row["fla_eager_us"] = do_bench(ffn, warmup=25, rep=100, return_mode="median") * 1e3
+                row["fla_wall_us"], row["fla_launch_us"] = host_us(ffn, iters=100)
+                row["fla_pct_bw"] = 100 * case.nbytes() / (row["fla_graph_us"] * 1e-6) / bw
+            except Exception as e:  # noqa: BLE001
+                row["fla_error"] = f"{type(e).__name__}: {e}"
+        res["rows"].append(row)
+        f = lambda key, fmt="8.2f": format(row[key], fmt) if key in row else "-".rjust(int(fmt.split(".")[0]))  # noqa: E731
+        cfg_s = "x".join(map(str, row["table_cfg"]))
+        best_s = "x".join(map(str, row.get("best_cfg", []))) or "-"
+        print(f"{N:>4} {cfg_s:>7} {f('ours_graph_us')} {f('ours_graph_rot_us')} {f('ours_eager_us')} "
+              f"{f('ours_wall_us', '7.1f')} {f('ours_launch_us', '7.1f')} {f('ours_pct_bw', '6.1f')} {best_s:>9} "
+              f"{f('best_graph_us')} {f('best_pct_bw', '6.1f')} | {f('fla_graph_us')} {f('fla_graph_rot_us')} "
+              f"{f('fla_eager_us')} {f('fla_wall_us')} {f('fla_pct_bw', '6.1f')}")
+        if "fla_error" in row:
+            print("     FLA error:", row["fla_error"])
+    first = res["rows"][0] if res["rows"] else {}
+    if "ours_wall_us_jit_path" in first:
+        print(f"host time N={first['N']}: fast launch {first['ours_launch_us']:.1f} us (wall {first['ours_wall_us']:.1f}), "
+              f"Triton JIT path {first['ours_launch_us_jit_path']:.1f} us (wall {first['ours_wall_us_jit_path']:.1f})")
+    res["wall_s"] = time.time() - t_start
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(args.out, f"kda_decode_{stamp}.json")
+    with open(path, "w") as fh:
+        json.dump(res, fh, indent=1)
+    print(f"wrote {path}  ({res['wall_s']:.1f} s)")
+    if "FAILED" in res:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

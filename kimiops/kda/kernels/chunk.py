@@ -1,0 +1,190 @@
+"""Launcher of the chunked KDA prefill pipeline (two kernels, no host synchronization).
+
+Stages (one launch each, both on the current stream):
+
+1. ``chunk_intra_kernel`` (``chunk_intra.py``), grid ``(NC, HV)``: per chunk slot and value head,
+   gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w + u, all on chip;
+   writes w, u, qg, kg, A_qk, gC to scratch (``workspace.py``).
+2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(N, HV, V // BV)``: walks the chunks of
+   each sequence with the state in registers, writes o and the final state.
+
+Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
+owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
+``cu_seqlens``), so grids depend only on shapes and everything is capturable in a CUDA graph.
+No zero fills: every scratch element a kernel reads was written by stage 1 of the same call.
+
+HBM traffic per token and value head (K = V = 128, default dtypes): inputs q, k, v, g, beta
+read by stage 1 (bf16: ~1 KiB), scratch written by stage 1 and read by stage 2 (w, qg, kg fp16
+3 x 256 B, u fp32 512 B, A_qk fp16 128 B, gC 8 B), o written once, states read/written once.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+from kimiops.kda.kernels.chunk_intra import (
+    GATE_LOWER_BOUND,
+    GATE_NONE,
+    GATE_SOFTPLUS,
+    INTRA_CONFIG,
+    chunk_intra_kernel,
+)
+from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel
+from kimiops.kda.workspace import get_buffer
+
+__all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG"]
+
+CHUNK_SIZE = 64
+SUB_CHUNK = 16
+
+# Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):
+# inter_dtype: storage of w, qg, kg, A_qk (operands of tf32 dots: fp16 storage loses nothing
+#   against tf32 as long as values stay below 65504); u and gC are always fp32.
+# dot_dtype: operand dtype of the intra-chunk score dots (every operand is bounded by |q|, |k|).
+# inv_prec / state_prec: input_precision of the fp32 dots (inverse, w, u / state recurrence).
+NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32", "state_prec": "tf32"}
+
+_INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
+_GATES = {"none": GATE_NONE, "softplus": GATE_SOFTPLUS, "lower_bound": GATE_LOWER_BOUND}
+_TL_DOT = {"fp16": tl.float16, "fp32": tl.float32}
+
+
+def chunk_kda_fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    g: torch.Tensor,
+    beta: torch.Tensor,
+    *,
+    scale: float,
+    cu_seqlens: torch.Tensor | None,
+    h0: torch.Tensor | None,
+    h0_indices: torch.Tensor | None,
+    ht: torch.Tensor | None,
+    ht_indices: torch.Tensor | None,
+    state_v_first: bool,
+    use_qk_l2norm: bool,
+    use_beta_sigmoid: bool,
+    gate: str,
+    A_log: torch.Tensor | None,
+    dt_bias: torch.Tensor | None,
+    lower_bound: float | None,
+    out: torch.Tensor | None = None,
+    intra_config: dict | None = None,
+    state_config: dict | None = None,
+) -> torch.Tensor:
+    """Chunked KDA forward on the Triton pipeline (inputs already validated by the caller).
+
+    Args:
+        q, k: ``[B, T, H, K]``; v: ``[B, T, HV, V]``; g: ``[B, T, HV, K]``; beta: ``[B, T, HV]``;
+            fp16/bf16/fp32, contiguous. K, V powers of two >= 16 (64/128 in practice).
+        scale: query scale.
+        cu_seqlens: ``None`` or int32/int64 ``[N+1]`` with ``B == 1``.
+        h0, h0_indices, ht, ht_indices: fp32 states ``[S, HV, K, V]`` (``[S, HV, V, K]`` with
+            ``state_v_first``) and optional int32/int64 ``[N]`` slot indices (-1: zeros / no
+            write). ``ht`` may be ``h0``.
+        use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing.
+        gate: ``"none"`` (g is a log decay), ``"softplus"`` or ``"lower_bound"``.
+        A_log: ``[HV]`` fp32 (softplus: required); dt_bias: ``[HV*K]``; lower_bound: float.
+        out: optional preallocated ``[B, T, HV, V]`` output in v's dtype.
+        intra_config, state_config: override the tuning dicts (benchmark sweeps).
+    Returns:
+        o ``[B, T, HV, V]`` in v's dtype.
+    """
+    plan = _plan(q, k, v, g, beta, scale=scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_indices, ht=ht,
+                 ht_indices=ht_indices, state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm,
+                 use_beta_sigmoid=use_beta_sigmoid, gate=gate, A_log=A_log, dt_bias=dt_bias,
+                 lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config)
+    if plan["N"] > 0:
+        _launch_intra(plan)
+        _launch_state(plan)
+    return plan["o"]
+
+
+def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
+          use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, out, intra_config, state_config):
+    """Shapes, configs, output and scratch buffers of one call (host-only work, no device sync)."""
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    C = CHUNK_SIZE
+    dev = q.device
+    o = out if out is not None else torch.empty(B, T, HV, V, dtype=v.dtype, device=dev)
+    ic = dict(INTRA_CONFIG, **(intra_config or {}))
+    sc = dict(STATE_CONFIG, **(state_config or {}))
+    is_varlen = cu_seqlens is not None
+    if is_varlen:
+        N, NT, NC = cu_seqlens.numel() - 1, 0, T // C + (cu_seqlens.numel() - 1)
+    else:
+        N, NT = B, triton.cdiv(T, C)
+        NC = B * NT
+    plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
+                ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
+                h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),
+                use_qk_l2norm=bool(use_qk_l2norm), use_beta_sigmoid=bool(use_beta_sigmoid), gate=_GATES[gate],
+                A_log=A_log, dt_bias=dt_bias,
+                lower_bound=float(lower_bound) if lower_bound is not None else 0.0)
+    if N == 0:
+        return plan
+    inter = NUMERICS_CONFIG["inter_dtype"]
+    plan["w"] = get_buffer("kda_w", dev, inter, HV, (C, K), NC)
+    plan["u"] = get_buffer("kda_u", dev, torch.float32, HV, (C, V), NC)
+    plan["qg"] = get_buffer("kda_qg", dev, inter, HV, (C, K), NC)
+    plan["kg"] = get_buffer("kda_kg", dev, inter, HV, (C, K), NC)
+    plan["aqk"] = get_buffer("kda_aqk", dev, inter, HV, (C, C), NC)
+    plan["gc"] = get_buffer("kda_gc", dev, torch.float32, HV, (K,), NC)
+    return plan
+
+
+def _scratch(p):
+    bufs = (p["w"], p["u"], p["qg"], p["kg"], p["aqk"], p["gc"])
+    return bufs, tuple(b.stride(0) for b in bufs)
+
+
+def _launch_intra(p) -> None:
+    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV)``."""
+    if p["NC"] == 0:
+        return
+    ic = p["ic"]
+    bufs, strides = _scratch(p)
+    dummy = p["q"]
+    gate_id = p["gate"]
+    chunk_intra_kernel[(p["NC"], p["HV"])](
+        p["q"], p["k"], p["v"], p["g"], p["beta"],
+        p["A_log"] if p["A_log"] is not None else dummy,
+        p["dt_bias"] if p["dt_bias"] is not None else dummy,
+        p["cu"], *bufs, *strides,
+        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"],
+        H=p["H"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BC=SUB_CHUNK,
+        BK=min(ic["BK"], p["K"]), BVI=min(ic["BVI"], p["V"]),
+        GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
+        HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
+        USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
+        IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
+        DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
+        num_warps=ic["num_warps"], num_stages=ic["num_stages"],
+    )
+
+
+def _launch_state(p) -> None:
+    """Stage 2 (``chunk_state_kernel``), grid ``(N, HV, cdiv(V, BV))``."""
+    sc = p["sc"]
+    BV = min(sc["BV"], p["V"])
+    bufs, strides = _scratch(p)
+    dummy = p["q"]
+
+    def opt(x):
+        return x if x is not None else dummy
+
+    chunk_state_kernel[(p["N"], p["HV"], triton.cdiv(p["V"], BV))](
+        *bufs, p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
+        *strides, p["T"], p["NT"],
+        HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
+        HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
+        HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
+        IS_VARLEN=p["is_varlen"], PREC=NUMERICS_CONFIG["state_prec"], USE_WHILE=_INTERPRET,
+        num_warps=sc["num_warps"], num_stages=sc["num_stages"],
+    )

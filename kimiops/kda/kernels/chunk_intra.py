@@ -1,0 +1,282 @@
+"""Intra-chunk stage of chunked KDA prefill: everything that is parallel over chunks, fused.
+
+What it computes (DESIGN.md section 1), for one chunk of C = 64 tokens of one sequence and one
+value head ``hv`` (q/k head ``h = hv // (HV // H)``), after the optional per-token preprocessing
+(gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L2 norm, ``beta = sigmoid(beta)``):
+
+    G        = cumsum(g) inside the chunk (per channel, <= 0, non-increasing)
+    A_kk     = beta_i * sum_d k_id k_jd e^{G_id - G_jd}       (j <  i)
+    A_qk     = scale  * sum_d q_id k_jd e^{G_id - G_jd}       (j <= i)
+    Tinv     = (I + A_kk)^-1
+    w        = Tinv (beta k * e^G)            -> w   [C, K]  (INTER dtype)
+    u        = Tinv (beta v)                  -> u   [C, V]  fp32
+    qg       = scale q * e^G                  -> qg  [C, K]  (INTER dtype)
+    kg       = k * e^{G_C - G}                -> kg  [C, K]  (INTER dtype)
+    gC       = e^{G_C}                        -> gc  [K]     fp32
+    A_qk                                      -> aqk [C, C]  (INTER dtype)
+
+Only these go through HBM; the sequential stage (``chunk_state.py``) reads them once per chunk.
+Rows past the end of a sequence are loaded as ``q = k = v = beta = 0, g = 0``: they change
+neither the state nor any real output.
+
+Grid: ``(NC, HV)`` with ``NC`` the number of chunk *slots*, a bound that depends only on shapes.
+Fixed length: slot ``s = b * NT + c`` (``NT = cdiv(T, C)``). Varlen: sequence ``n`` owns the
+slots ``cu[n] // C + n + c`` for its chunks ``c``; these never collide and stay below
+``T // C + N`` (see ``chunk.py``). A program finds its sequence by a binary search over
+``cu_seqlens`` (``f(n) = cu[n] // C + n`` is non-decreasing) and exits when its slot is a gap.
+No host synchronization, no metadata tensors.
+
+Numerics (overflow-safe for unbounded gates: every exponential evaluated has an argument <= 0):
+the chunk is split into NS = 4 sub-chunks of BC = 16 rows.
+
+* Off-diagonal sub-blocks (row block I > column block J) factor as
+  ``e^{G_i - G_j} = e^{G_i - G_rI} * e^{G_rI - G_eJ} * e^{G_eJ - G_j}`` with ``rI`` the first row
+  of block I and ``eJ`` the last row of block J (``j <= eJ < rI <= i``): all three exponents are
+  <= 0. The first factor goes on the left operand, the product of the other two on a right operand
+  built per row block I (``[NS, C, BK]``), so one batched tensor-core dot
+  ``[NS, BC, BK] x [NS, BK, C]`` gives all off-diagonal blocks. The exponents are block-local sums
+  of g (not differences of the chunk cumsum), so they keep their precision when G is ~6e4.
+* Diagonal sub-blocks (i >= j inside one block of 16) use a binary hierarchy instead of pairwise
+  exponentials: at level ``l`` in (8, 4, 2, 1) the pairs with ``i`` in the lower half and ``j``
+  in the upper half of a group of ``2l`` rows factor through the group's middle row ``a``:
+  ``e^{G_i - G_a} * e^{G_a - G_j}``, both <= 0. Every pair i > j is covered by exactly one level
+  (the highest bit where i and j differ); i == j contributes ``q_i . k_i``. One exponential per
+  element per level (``e^{-|G_t - G_a|}`` serves as left factor for rows below the anchor and
+  right factor above it), i.e. 4 per element instead of 16 for pairwise, and the sums run on
+  tensor cores (batched ``[NS, BC, BK] x [NS, BK, BC]``).
+* ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
+  steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
+  block-lower, ``N^NS = 0``): ``Tinv = (I - N + N^2 - N^3) D`` (Horner, tensor cores).
+* ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G} = e^{R - g}`` with ``R`` the reverse cumsum
+  (``R_i - g_i <= 0`` exactly in fp32); ``gC = e^{sum g}``. All <= 0.
+* Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
+  factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
+  accumulation; the inverse, w and u use fp32 operands with ``INV_PREC`` (tf32 by default).
+  Precomputed gates must be log decays (``g <= 0``), as the API documents.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from kimiops.kda.gate import kda_gate_tl, sigmoid_tl
+
+# Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
+# prints the winner. BK: K-slice width; BVI: V-slice width for u.
+INTRA_CONFIG = {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1}
+INTRA_CANDIDATES = [
+    {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1},
+    {"BK": 16, "BVI": 64, "num_warps": 4, "num_stages": 1},
+    {"BK": 32, "BVI": 64, "num_warps": 4, "num_stages": 1},
+    {"BK": 64, "BVI": 64, "num_warps": 8, "num_stages": 1},
+]
+
+GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = 0, 1, 2
+
+
+@triton.jit
+def _locate_chunk(pid, cu_seqlens, T, N, C: tl.constexpr, NT, IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr):
+    """(first token, number of valid rows) of chunk slot ``pid``; rows <= 0 means an idle slot."""
+    if IS_VARLEN:
+        # largest n in [0, N) with cu[n] // C + n <= pid (f is non-decreasing, f(0) = 0)
+        lo = pid * 0
+        hi = lo + N
+        for _ in tl.static_range(LOG_N):
+            active = hi - lo > 1
+            mid = (lo + hi) // 2
+            f = tl.load(cu_seqlens + mid).to(tl.int32) // C + mid
+            lo = tl.where(active & (f <= pid), mid, lo)
+            hi = tl.where(active & (f > pid), mid, hi)
+        bos = tl.load(cu_seqlens + lo).to(tl.int32)
+        eos = tl.load(cu_seqlens + lo + 1).to(tl.int32)
+        c = pid - (bos // C + lo)
+        start = bos + c * C
+        length = tl.minimum(eos - start, C)
+    else:
+        b = pid // NT
+        c = pid % NT
+        start = b * T + c * C
+        length = tl.minimum(T - c * C, C)
+    return start, length
+
+
+@triton.jit
+def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
+                GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr):
+    """fp32 tiles q, k ``[C, BK]`` and log decay g ``[C, BK]`` (0 on rows past the sequence)."""
+    m = rmask[:, None]
+    b_q = tl.load(q + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_k = tl.load(k + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_g = tl.load(g + (tok[:, None] * HV + hv) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    if GATE != 0:
+        if HAS_DT_BIAS:
+            b_g = b_g + tl.load(dt_bias + hv * K + cols).to(tl.float32)[None, :]
+        b_g = kda_gate_tl(b_g, b_A, lower_bound, HAS_A, GATE == 2)
+        b_g = tl.where(m, b_g, 0.0)
+    return b_q, b_k, b_g
+
+
+@triton.jit
+def chunk_intra_kernel(
+    q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
+    w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
+    s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
+    scale, lower_bound, T, N, NT,
+    H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
+    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BVI: tl.constexpr,
+    GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
+    USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
+    IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr,
+):
+    """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
+    beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
+    with head strides ``s_*``."""
+    pid = tl.program_id(0)
+    hv = tl.program_id(1)
+    h = hv // (HV // H)
+    hv64 = hv.to(tl.int64)
+    NS: tl.constexpr = C // BC
+    LOG_BC: tl.constexpr = 4  # BC == 16
+
+    start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
+    if length <= 0:
+        return
+
+    rows = tl.arange(0, C)
+    rmask = rows < length
+    tok = (start + rows).to(tl.int64)
+    b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
+    if USE_BETA_SIGMOID:
+        b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
+    b_A = 1.0
+    if HAS_A:
+        b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
+
+    # index helpers (3D views [NS, BC, *] of the chunk)
+    loc = tl.arange(0, BC)[None, :, None]                        # [1, BC, 1] row inside block
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    blk_i = tl.arange(0, NS)[:, None, None, None]                # mid factor indices [I, J, K', 1]
+    blk_j = tl.arange(0, NS)[None, :, None, None]
+    blk_k = tl.arange(0, NS)[None, None, :, None]
+    between = (blk_k > blk_j) & (blk_k < blk_i)                  # [NS, NS, NS, 1]
+    jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
+
+    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
+    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
+    dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
+    dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
+    ssq_q = tl.zeros([C], dtype=tl.float32)
+    ssq_k = tl.zeros([C], dtype=tl.float32)
+
+    # ---------------------------------------------------------------- pass 1: scores
+    for kb in range(0, K, BK):
+        cols = kb + tl.arange(0, BK)
+        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+        if USE_L2NORM:
+            ssq_q += tl.sum(b_q * b_q, axis=1)
+            ssq_k += tl.sum(b_k * b_k, axis=1)
+        q3 = tl.reshape(b_q, (NS, BC, BK))
+        k3 = tl.reshape(b_k, (NS, BC, BK))
+        g3 = tl.reshape(b_g, (NS, BC, BK))
+        # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
+        lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
+        lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
+        g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
+        blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
+        # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
+        e_left = tl.exp(lx)
+        left_k = (k3 * e_left).to(DOT_DT)
+        left_q = (q3 * e_left).to(DOT_DT)
+        base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
+        mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
+        mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
+        right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
+        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
+        acc_kk = tl.dot(left_k, right_t, acc_kk)
+        acc_qk = tl.dot(left_q, right_t, acc_qk)
+        # diagonal blocks: levels l = 8, 4, 2, 1
+        for lvl in tl.static_range(LOG_BC):
+            ELL: tl.constexpr = BC // (2 << lvl)
+            GRP: tl.constexpr = 2 * ELL
+            lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
+            pos4 = tl.arange(0, GRP)[None, None, :, None]
+            anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
+            f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
+            lower = (loc % GRP) >= ELL
+            kf = k3 * f3
+            lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
+            lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
+            rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
+            same = (ii // GRP) == (jj // GRP)
+            dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
+            dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
+        dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
+
+    # ---------------------------------------------------------------- scaling (l2norm, beta)
+    if USE_L2NORM:
+        rq = tl.rsqrt(ssq_q + 1e-6)
+        rk = tl.rsqrt(ssq_k + 1e-6)
+    else:
+        rq = tl.full([C], 1.0, tl.float32)
+        rk = tl.full([C], 1.0, tl.float32)
+    row_kk = b_beta * rk
+    row_qk = scale * rq
+    a_off_kk = tl.reshape(acc_kk, (C, C)) * row_kk[:, None] * rk[None, :]
+    a_off_qk = tl.reshape(acc_qk, (C, C)) * row_qk[:, None] * rk[None, :]
+    rk3 = tl.reshape(rk, (NS, BC))
+    dg_kk = dg_kk * tl.reshape(row_kk, (NS, BC))[:, :, None] * rk3[:, None, :]
+    dg_qk = dg_qk * tl.reshape(row_qk, (NS, BC))[:, :, None] * rk3[:, None, :]
+
+    # embed diagonal blocks [NS, BC, BC] into [C, C]
+    blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
+    a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
+
+    rr = tl.arange(0, C)
+    slot = pid.to(tl.int64)
+    o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
+    tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
+
+    # ---------------------------------------------------------------- (I + A_kk)^-1
+    d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
+    for j in tl.static_range(BC):
+        col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
+        row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
+        d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
+    dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
+    eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
+    n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
+    p_mat = eye - n_mat
+    for _ in tl.static_range(NS - 2):
+        p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
+    t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
+
+    # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
+    for kb in range(0, K, BK):
+        cols = kb + tl.arange(0, BK)
+        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+        b_q = b_q * rq[:, None]
+        b_k = b_k * rk[:, None]
+        gcum = tl.cumsum(b_g, axis=0)
+        e_g = tl.exp(gcum)
+        rev = tl.cumsum(b_g, axis=0, reverse=True)
+        e_kg = tl.exp(rev - b_g)
+        o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
+        x = b_k * e_g * b_beta[:, None]
+        b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
+        tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
+        tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
+        tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
+        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
+
+    # ---------------------------------------------------------------- u = Tinv (beta v)
+    for vb in range(0, V, BVI):
+        vcols = vb + tl.arange(0, BVI)
+        b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
+        b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
+        tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)

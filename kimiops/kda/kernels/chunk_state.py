@@ -1,0 +1,136 @@
+"""Sequential stage of chunked KDA prefill: state recurrence fused with the output.
+
+What it computes (DESIGN.md section 1), for one sequence ``n``, value head ``hv`` and the state
+columns ``[vb*BV, vb*BV + BV)``, walking the sequence's chunks in order with the state
+``S [K, BV]`` (fp32) in registers::
+
+    v'  = u - w S                               # [C, BV]
+    o   = qg S + A_qk v'                        # [C, BV]  -> o (v's dtype), rows of the chunk
+    S   = diag(gC) S + kg^T v'                  # [K, BV]
+
+where ``w, u, qg, kg, A_qk, gC`` come from the intra-chunk stage (``chunk_intra.py``) through HBM.
+The output is computed right here from the state in registers, so per-chunk states never go to
+HBM. The V columns of the state evolve independently, so they are split across CTAs (``BV``);
+the CTAs of one head read the same w/qg/kg/A_qk tiles, mostly from L2.
+
+Initial state: ``h0[h0_indices[n]]`` (or ``h0[n]``), zeros for index -1 or without ``h0``. Final
+state to ``ht[ht_indices[n]]`` (or ``ht[n]``), nothing for index -1. Each program reads its own
+state tile before its first chunk and writes the same tile after its last, so ``ht`` may alias
+``h0`` (a pool updated in place) as long as sequences own distinct slots. Layouts ``[.., K, V]``
+or, with ``STATE_V_FIRST``, ``[.., V, K]``.
+
+Grid: ``(N, HV, V // BV)``; the loop over chunks has a runtime trip count ``cdiv(len_n, C)``
+read from ``cu_seqlens`` on the device (zero-length sequences copy h0 to ht).
+
+Numerics: exponentials were all taken by the intra stage (arguments <= 0). The three products
+with the state use fp32 operands on tensor cores with ``PREC`` (tf32 by default, 11-bit
+significand; fp16-stored operands convert to tf32 exactly); accumulation and S are fp32.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+# Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
+# prints the winner.
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 2}
+STATE_CANDIDATES = [
+    {"BV": 32, "num_warps": 4, "num_stages": 2},
+    {"BV": 64, "num_warps": 4, "num_stages": 2},
+    {"BV": 64, "num_warps": 8, "num_stages": 2},
+    {"BV": 32, "num_warps": 4, "num_stages": 3},
+    {"BV": 16, "num_warps": 4, "num_stages": 2},
+]
+
+
+@triton.jit
+def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s, slot, t0, eos,
+                HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr):
+    """One chunk: returns the new state, stores the chunk's output rows."""
+    hv64 = hv.to(tl.int64)
+    slot = slot.to(tl.int64)
+    rk = tl.arange(0, K)
+    rc = tl.arange(0, C)
+    o_ck = slot * C * K + rc[:, None] * K + rk[None, :]
+    b_w = tl.load(w + hv64 * s_w + o_ck).to(tl.float32)
+    b_qg = tl.load(qg + hv64 * s_qg + o_ck).to(tl.float32)
+    b_kg = tl.load(kg + hv64 * s_kg + o_ck).to(tl.float32)
+    b_u = tl.load(u + hv64 * s_u + slot * C * V + rc[:, None] * V + cv[None, :])
+    b_a = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[:, None] * C + rc[None, :]).to(tl.float32)
+    b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
+
+    b_vn = b_u - tl.dot(b_w, b_s, input_precision=PREC)
+    b_o = tl.dot(b_qg, b_s, input_precision=PREC)
+    b_o = tl.dot(b_a, b_vn, b_o, input_precision=PREC)
+    b_s = tl.dot(tl.trans(b_kg), b_vn, b_s * b_gc[:, None], input_precision=PREC)
+
+    tok = (t0 + rc).to(tl.int64)
+    tl.store(o + (tok[:, None] * HV + hv) * V + cv[None, :], b_o.to(o.dtype.element_ty),
+             mask=(rc < eos - t0)[:, None])
+    return b_s
+
+
+@triton.jit
+def chunk_state_kernel(
+    w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens,
+    s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
+    T, NT,
+    HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
+    STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
+    HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, PREC: tl.constexpr,
+    USE_WHILE: tl.constexpr,
+):
+    """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
+    states fp32."""
+    n = tl.program_id(0)
+    hv = tl.program_id(1)
+    vb = tl.program_id(2)
+    hv64 = hv.to(tl.int64)
+    if IS_VARLEN:
+        bos = tl.load(cu_seqlens + n).to(tl.int32)
+        eos = tl.load(cu_seqlens + n + 1).to(tl.int32)
+        slot0 = bos // C + n
+    else:
+        bos = n * T
+        eos = bos + T
+        slot0 = n * NT
+
+    rk = tl.arange(0, K)
+    rc = tl.arange(0, C)
+    cv = vb * BV + tl.arange(0, BV)
+    if STATE_V_FIRST:
+        s_off = cv[None, :] * K + rk[:, None]
+    else:
+        s_off = rk[:, None] * V + cv[None, :]
+
+    b_s = tl.zeros([K, BV], dtype=tl.float32)
+    if HAS_H0:
+        if HAS_H0_IDX:
+            i0 = tl.load(h0_indices + n).to(tl.int64)
+        else:
+            i0 = n.to(tl.int64)
+        if i0 >= 0:
+            b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+
+    nch = tl.cdiv(eos - bos, C)
+    if USE_WHILE:
+        # Triton 3.6's interpreter cannot take tensor range bounds; compiled code uses the for
+        # loop below, which the software pipeliner can prefetch.
+        c = 0
+        while c < nch:
+            b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC)
+            c += 1
+    else:
+        for c in range(0, nch):
+            b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC)
+
+    if HAS_HT:
+        if HAS_HT_IDX:
+            i1 = tl.load(ht_indices + n).to(tl.int64)
+        else:
+            i1 = n.to(tl.int64)
+        if i1 >= 0:
+            tl.store(ht + (i1 * HV + hv) * K * V + s_off, b_s)

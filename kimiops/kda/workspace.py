@@ -1,0 +1,77 @@
+"""Scratch buffers of the KDA kernels, reused across calls.
+
+A buffer is keyed by ``(device, stream, name, dtype, dims)`` where ``dims`` are the sizes that do
+not grow with the problem (heads, head dims, chunk size). The growing size (the number of chunk
+slots) is a *capacity*: a call needing at most the capacity gets a view of the cached buffer; a
+call needing more allocates a new buffer with at least twice the capacity. The replaced buffer
+is not freed but *retired* (kept alive) until :func:`empty_cache`, so a CUDA graph captured
+earlier on the old buffer keeps valid memory.
+
+Concurrency: the stream is part of the key, so two streams calling at the same time get
+different buffers (kernels on one stream are ordered, so reuse on one stream is safe). The cache
+dictionary is guarded by a lock, so two host threads may call at once.
+
+``empty_cache()`` drops every cached and retired buffer (the lead re-exports it as
+``kimiops.empty_cache``); call it only when no captured graph that used them will replay again.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+__all__ = ["get_buffer", "empty_cache", "cached_bytes"]
+
+_LOCK = threading.Lock()
+_CACHE: dict[tuple, torch.Tensor] = {}
+_RETIRED: list[torch.Tensor] = []
+
+
+def _stream_key(device: torch.device):
+    if device.type != "cuda":
+        return None
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def get_buffer(
+    name: str, device: torch.device, dtype: torch.dtype, lead: int, dims: tuple[int, ...], grow_dim: int
+) -> torch.Tensor:
+    """A ``[lead, grow_dim, *dims]`` scratch tensor (uninitialized) for the current stream.
+
+    Args:
+        name: which buffer (one kernel pipeline may hold several).
+        device, dtype: of the buffer.
+        lead: leading size that is part of the key (e.g. the number of value heads).
+        dims: trailing sizes that are part of the key.
+        grow_dim: size of dimension 1, served from a cached capacity (a view when smaller).
+    Returns:
+        A view ``buf[:, :grow_dim]`` of shape ``[lead, grow_dim, *dims]``; contiguous rows of one
+        lead index are ``buf.stride(0)`` elements apart (use the stride, not the view's size).
+    """
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    key = (device, _stream_key(device), name, dtype, lead, tuple(dims))
+    with _LOCK:
+        buf = _CACHE.get(key)
+        if buf is None or buf.shape[1] < grow_dim:
+            cap = max(grow_dim, 1) if buf is None else max(grow_dim, 2 * buf.shape[1])
+            if buf is not None:
+                _RETIRED.append(buf)
+            buf = torch.empty((lead, cap, *dims), dtype=dtype, device=device)
+            _CACHE[key] = buf
+    return buf[:, :grow_dim]
+
+
+def empty_cache() -> None:
+    """Release every cached scratch buffer (and the retired ones kept for captured graphs)."""
+    with _LOCK:
+        _CACHE.clear()
+        _RETIRED.clear()
+
+
+def cached_bytes() -> int:
+    """Bytes held by the cache (live + retired); for tests and diagnostics."""
+    with _LOCK:
+        return sum(t.numel() * t.element_size() for t in list(_CACHE.values()) + _RETIRED)

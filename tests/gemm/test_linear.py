@@ -1,0 +1,404 @@
+"""Tests of kimiops.gemm: linear(), its dispatch table, the skinny Triton kernel.
+
+Kernel tests use the ``device`` fixture: CPU tensors through Triton's interpreter in fp16 (the
+interpreter cannot compute bf16), or CUDA when present. Tests marked ``gpu`` run bf16 at the
+issue's shapes on a real GPU.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kimiops.gemm.linear as lin
+from kimiops.gemm import dispatch, scratch
+from kimiops.gemm.linear import linear
+from kimiops.gemm.skinny import SkinnyConfig, default_config, k_split_for, skinny_linear
+
+# (M, N, K): single tile, ragged N and K, several M tiles, K below one tile.
+SMALL = [(1, 64, 256), (3, 96, 200), (20, 128, 384), (5, 64, 40)]
+
+
+def rel_err(y: torch.Tensor, ref: torch.Tensor) -> float:
+    return float((y.double() - ref).norm() / ref.norm())
+
+
+def make(M, N, K, device, dtype=torch.float16, bias=True, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(M, K, generator=g).to(device, dtype)
+    w = (torch.randn(N, K, generator=g) / K**0.5).to(device, dtype)
+    b = torch.randn(N, generator=g).to(device, dtype) if bias else None
+    return x, w, b
+
+
+def reference(x, w, b):
+    y = x.double() @ w.double().t()
+    return y + b.double() if b is not None else y
+
+
+@pytest.mark.parametrize("M,N,K", SMALL)
+@pytest.mark.parametrize("bias", [False, True])
+def test_triton_matches_fp64_reference(device, M, N, K, bias):
+    x, w, b = make(M, N, K, device, bias=bias)
+    ref = reference(x, w, b)
+    y = linear(x, w, b, backend="triton")
+    assert y.shape == (M, N) and y.dtype == torch.float16
+    torch_err = rel_err(linear(x, w, b, backend="cublas"), ref)
+    assert rel_err(y, ref) <= 1.5 * torch_err + 1e-6
+    out32 = torch.full((M, N), float("nan"), device=device)
+    assert linear(x, w, b, out=out32, backend="triton") is out32
+    assert rel_err(out32, ref) <= 1e-5  # fp32 accumulator, one rounding to fp32
+
+
+def test_leading_dims_and_out_fp16(device):
+    x, w, b = make(6, 64, 128, device)
+    x3 = x.view(2, 3, 128)
+    y = linear(x3, w, b, backend="triton")
+    assert y.shape == (2, 3, 64)
+    out = torch.full((6, 64), float("nan"), device=device, dtype=torch.float16)
+    linear(x3, w, b, out=out, backend="triton")
+    assert torch.equal(out, y.view(6, 64))
+
+
+def test_strided_weight_rows(device):
+    """weight rows with a stride larger than K (a column slice of a fused weight)."""
+    x, w_full, _ = make(4, 64, 256, device, bias=False)
+    w = w_full[:, :128]
+    y = linear(x[:, :128].contiguous(), w, backend="triton")
+    assert rel_err(y, reference(x[:, :128], w, None)) <= 1e-3
+
+
+def test_split_k_is_batch_invariant_and_resets_counters(device):
+    """Rows give the same bits whatever else is in the batch; split-K counters return to 0."""
+    N, K = 128, 512
+    cfg = SkinnyConfig(block_n=64, block_m=16, block_k=64, k_split=128)  # 4 splits, 2 N tiles
+    x, w, b = make(16, N, K, device)
+    full = skinny_linear(x, w, b, torch.empty(16, N, device=device, dtype=x.dtype), cfg)
+    for M in (1, 5, 11):
+        part = skinny_linear(x[:M], w, b, torch.empty(M, N, device=device, dtype=x.dtype), cfg)
+        assert torch.equal(part, full[:M])
+    perm = torch.randperm(16)
+    shuffled = skinny_linear(x[perm], w, b, torch.empty(16, N, device=device, dtype=x.dtype), cfg)
+    assert torch.equal(shuffled, full[perm])
+    again = skinny_linear(x, w, b, torch.empty(16, N, device=device, dtype=x.dtype), cfg)
+    assert torch.equal(again, full)
+    counters = [t for (dev, _), t in scratch._counters.items() if dev == x.device]
+    assert counters and all(int(c.count_nonzero()) == 0 for c in counters)
+
+
+def test_split_k_with_more_tiles_than_a_counter_block(device, monkeypatch):
+    cfg = SkinnyConfig(block_n=64, block_m=16, block_k=64, k_split=128)
+    x, w, b = make(20, 192, 512, device)  # 3 x 2 output tiles, 4 splits
+    want = skinny_linear(x, w, b, torch.empty(20, 192, device=device, dtype=x.dtype), cfg)
+    monkeypatch.setattr(scratch, "COUNTER_BLOCK", 4)  # 6 tiles: fresh zeroed counters per call
+    got = skinny_linear(x, w, b, torch.empty(20, 192, device=device, dtype=x.dtype), cfg)
+    assert torch.equal(got, want)
+
+
+def test_k_split_depends_on_shape_only():
+    configs = {default_config(2048, 4096, M) for M in (1, 7, 16, 17, 32, 64, 300)}
+    assert len({(c.block_k, c.k_split) for c in configs}) == 1
+    assert k_split_for(1024, 2048, 128, 264) == 128  # 16 N tiles x 16 splits
+    assert k_split_for(7168, 18432, 128, 264) == 48 * 128  # 112 N tiles x 3 splits
+
+
+def test_m_zero_launches_nothing(device, monkeypatch):
+    def no_launch(*args, **kwargs):
+        raise AssertionError("M = 0 launched a kernel")
+
+    monkeypatch.setattr(lin, "skinny_linear", no_launch)
+    monkeypatch.setattr(lin, "_cublas_linear", no_launch)
+    x = torch.empty(2, 0, 64, device=device, dtype=torch.float16)
+    w = torch.randn(96, 64, device=device, dtype=torch.float16)
+    y = linear(x, w, backend="triton")
+    assert y.shape == (2, 0, 96)
+    out = torch.empty(0, 96, device=device)
+    assert linear(x, w, out=out) is out
+
+
+def test_requires_grad_params_under_no_grad(device):
+    x, w, b = make(3, 64, 128, device)
+    plain = linear(x, w, b, backend="triton")
+    wp, bp = torch.nn.Parameter(w.clone()), torch.nn.Parameter(b.clone())
+    with torch.no_grad():
+        y = linear(x, wp, bp, backend="triton")
+    assert not y.requires_grad and torch.equal(y, plain)
+    with torch.inference_mode():
+        y = linear(x, wp, bp, backend="triton")
+    assert torch.equal(y, plain)
+
+
+def test_grad_enabled_gives_correct_gradients(device):
+    x, w, b = make(4, 64, 128, device)
+    x.requires_grad_(True)
+    wp, bp = torch.nn.Parameter(w.clone()), torch.nn.Parameter(b.clone())
+    y = linear(x, wp, bp, backend="triton")
+    g = torch.randn_like(y)
+    y.backward(g)
+    gd = g.double()
+    assert rel_err(x.grad, gd @ w.double()) <= 2e-3
+    assert rel_err(wp.grad, gd.t() @ x.detach().double()) <= 2e-3
+    assert rel_err(bp.grad, gd.sum(0)) <= 2e-3
+
+
+def test_auto_on_cpu_runs_torch():
+    x, w, b = make(3, 64, 128, "cpu")
+    assert torch.equal(linear(x, w, b), linear(x, w, b, backend="cublas"))
+
+
+def test_auto_without_table_uses_cublas(monkeypatch):
+    def no_launch(*args, **kwargs):
+        raise AssertionError("auto ran the Triton kernel without a table entry")
+
+    monkeypatch.setattr(lin, "device_family", lambda device: "sm12x")
+    monkeypatch.setattr(lin, "skinny_linear", no_launch)
+    x, w, b = make(2, 64, 128, "cpu")
+    assert torch.equal(linear(x, w, b, backend="auto"), linear(x, w, b, backend="cublas"))
+
+
+def test_backend_selection_errors(monkeypatch):
+    x, w, _ = make(2, 64, 128, "cpu")
+    with pytest.raises(ValueError, match="backend"):
+        linear(x, w, backend="cutlass")
+    with pytest.raises(TypeError, match="backend"):
+        linear(x, w, backend=3)
+    monkeypatch.setenv(lin.ENV_VAR, "nope")
+    with pytest.raises(ValueError, match="'nope'"):
+        linear(x, w)
+    monkeypatch.setenv(lin.ENV_VAR, "cublas")
+    assert torch.equal(linear(x, w), linear(x, w, backend="cublas"))
+    monkeypatch.setattr(lin, "device_family", lambda device: "sm7x")
+    with pytest.raises(RuntimeError, match="sm7x"):
+        linear(x, w, backend="triton")
+
+
+def test_triton_on_cpu_needs_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    x, w, _ = make(2, 64, 128, "cpu")
+    with pytest.raises(RuntimeError, match="TRITON_INTERPRET"):
+        linear(x, w, backend="triton")
+
+
+def _bad_calls():
+    x = torch.randn(4, 64, dtype=torch.float16)
+    w = torch.randn(32, 64, dtype=torch.float16)
+    b = torch.randn(32, dtype=torch.float16)
+    return [
+        ("K mismatch", dict(x=x, weight=torch.randn(32, 48, dtype=torch.float16)), ValueError, "weight: expected shape"),
+        ("weight 1-d", dict(x=x, weight=w[0]), ValueError, "weight: expected 2"),
+        ("x K stride", dict(x=x.t().contiguous().t(), weight=w), ValueError, "x: expected the last dimension contiguous"),
+        ("w K stride", dict(x=x, weight=w.t().contiguous().t()), ValueError, "weight: expected the last dimension"),
+        ("x fp32", dict(x=x.float(), weight=w.float()), TypeError, "x: expected dtype"),
+        ("dtype mix", dict(x=x, weight=w.bfloat16()), TypeError, "weight: expected dtype torch.float16"),
+        ("bias dtype", dict(x=x, weight=w, bias=b.float()), TypeError, "bias: expected dtype"),
+        ("bias shape", dict(x=x, weight=w, bias=b[:16]), ValueError, r"bias: expected shape \[32\]"),
+        ("out shape", dict(x=x, weight=w, out=torch.empty(4, 16, dtype=torch.float16)), ValueError, r"out: expected shape \[4, 32\]"),
+        ("out dtype", dict(x=x, weight=w, out=torch.empty(4, 32, dtype=torch.bfloat16)), TypeError, "out: expected dtype"),
+        ("out strides", dict(x=x, weight=w, out=torch.empty(32, 4, dtype=torch.float16).t()), ValueError, "out: expected a contiguous"),
+        ("x not tensor", dict(x=[1.0], weight=w), TypeError, "x: expected a torch.Tensor"),
+    ]
+
+
+@pytest.mark.parametrize("case", _bad_calls(), ids=lambda c: c[0])
+def test_bad_input_errors_name_the_argument(case):
+    _, kwargs, exc, match = case
+    with pytest.raises(exc, match=match):
+        linear(**kwargs)
+
+
+def test_compile_fullgraph_traces_the_custom_op(device):
+    x, w, b = make(5, 64, 128, device)
+    fn = torch.compile(lambda x, w, b: linear(x, w, b, backend="triton"), fullgraph=True, backend="aot_eager")
+    assert torch.equal(fn(x, w, b), linear(x, w, b, backend="triton"))
+    out = torch.empty(5, 64, device=device)
+    fo = torch.compile(lambda x, w, o: linear(x, w, out=o, backend="triton"), fullgraph=True, backend="aot_eager")
+    assert fo(x, w, out) is out
+    assert torch.equal(out, linear(x, w, out=torch.empty_like(out), backend="triton"))
+
+
+def test_custom_ops_pass_opcheck(device):
+    x, w, b = make(3, 64, 128, device)
+    torch.library.opcheck(torch.ops.kimiops.linear.default, (x, w, b, "triton"))
+    torch.library.opcheck(torch.ops.kimiops.linear_out.default, (x, w, None, torch.empty(3, 64, device=device), "triton"))
+
+
+def _table(tmp_path, buckets, shape="2048x4096"):
+    data = {"format": 1, "family": "sm90", "shapes": {shape: {"block_k": 128, "k_split": 1024, "buckets": buckets}}}
+    path = tmp_path / "sm90.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
+    tile = {"block_n": 128, "block_m": 16, "num_warps": 4, "num_stages": 5}
+    _table(tmp_path, [
+        {"m_max": 1, "backend": "triton", **tile},
+        {"m_max": 8, "backend": "cublas"},
+        {"m_max": 16, "backend": "triton", **tile},
+    ])
+    monkeypatch.setattr(dispatch, "TABLE_DIR", tmp_path)
+    dispatch.table_for.cache_clear()
+    try:
+        want = SkinnyConfig(block_k=128, k_split=1024, **tile)
+        assert dispatch.auto_config("sm90", 1, 2048, 4096) == want
+        assert dispatch.auto_config("sm90", 5, 2048, 4096) is None  # bucket says cuBLAS
+        assert dispatch.auto_config("sm90", 9, 2048, 4096) == want
+        assert dispatch.auto_config("sm90", 17, 2048, 4096) is None  # beyond every bucket
+        assert dispatch.auto_config("sm90", 1, 1024, 4096) is None  # shape not listed
+        assert dispatch.auto_config("sm10x", 1, 2048, 4096) is None  # no table for the family
+        forced = dispatch.triton_config("sm90", 5, 2048, 4096)  # table's K order, default tiles
+        assert (forced.block_k, forced.k_split) == (128, 1024)
+        assert dispatch.triton_config("sm90", 1, 1024, 4096) == default_config(1024, 4096, 1)
+    finally:
+        dispatch.table_for.cache_clear()
+
+
+@pytest.mark.parametrize("bucket,match", [
+    ({"m_max": 1, "backend": "cutlass"}, "backend"),
+    ({"m_max": 1, "backend": "triton", "block_n": 64}, "block_m"),
+    ({"m_max": "1", "backend": "cublas"}, "m_max"),
+])
+def test_dispatch_rejects_malformed_tables(tmp_path, bucket, match):
+    path = _table(tmp_path, [bucket])
+    with pytest.raises(ValueError, match=match):
+        dispatch.parse_table(json.loads(path.read_text()), str(path))
+
+
+def test_committed_tables_parse():
+    for path in sorted(dispatch.TABLE_DIR.glob("*.json")):
+        assert dispatch.parse_table(json.loads(path.read_text()), str(path)) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU (bf16, the issue's shapes)
+
+ISSUE_SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
+                (2048, 4096), (7168, 2048), (2048, 7168), (4096, 7168), (7168, 18432)]
+
+
+def _cublas_ref(x, w, b, out_dtype):
+    """cuBLAS on the same inputs: bf16 output, or its fp32 accumulator for fp32 output."""
+    if out_dtype == x.dtype:
+        return F.linear(x, w, b)
+    y = torch.mm(x, w.t(), out_dtype=torch.float32)
+    return y + b.float() if b is not None else y
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N,K", ISSUE_SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
+def test_gpu_correctness_every_m(N, K, bias):
+    x64, w, b = make(64, N, K, "cuda", dtype=torch.bfloat16, bias=bias, seed=N + K)
+    ref64 = reference(x64, w, b)
+    for M in range(1, 65):
+        x, ref = x64[:M], ref64[:M]
+        for backend in ("triton", "auto"):
+            for out_dtype in (torch.bfloat16, torch.float32):
+                out = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+                linear(x, w, b, out=out, backend=backend)
+                ours, theirs = rel_err(out, ref), rel_err(_cublas_ref(x, w, b, out_dtype), ref)
+                assert ours <= 1.5 * theirs, (M, backend, out_dtype, ours, theirs)
+        y = linear(x, w, b, backend="triton")
+        assert y.dtype == torch.bfloat16 and torch.isfinite(y).all()
+
+
+@pytest.mark.gpu
+def test_gpu_requires_grad_params_under_no_grad_without_copies():
+    x, w, b = make(8, 2048, 4096, "cuda", dtype=torch.bfloat16)
+    wp, bp = torch.nn.Parameter(w), torch.nn.Parameter(b)
+    for backend in ("triton", "auto"):
+        plain = linear(x, w, b, backend=backend)
+        for ctx in (torch.no_grad, torch.inference_mode):
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            with ctx():
+                y = linear(x, wp, bp, backend=backend)
+            torch.cuda.synchronize()
+            assert torch.cuda.max_memory_allocated() - base < w.nbytes // 4  # no weight copy
+            assert torch.equal(y, plain) and not y.requires_grad
+
+
+@pytest.mark.gpu
+def test_gpu_grad_enabled_gives_correct_gradients():
+    x, w, b = make(8, 1024, 2048, "cuda", dtype=torch.bfloat16)
+    x.requires_grad_(True)
+    wp, bp = torch.nn.Parameter(w.clone()), torch.nn.Parameter(b.clone())
+    y = linear(x, wp, bp)
+    g = torch.randn_like(y)
+    y.backward(g)
+    gd = g.double()
+    assert rel_err(x.grad, gd @ w.double()) <= 1e-2
+    assert rel_err(wp.grad, gd.t() @ x.detach().double()) <= 1e-2
+    assert rel_err(bp.grad, gd.sum(0)) <= 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("N,K", [(1024, 2048), (2048, 4096), (2624, 6144), (7168, 18432)], ids=lambda v: str(v))
+def test_gpu_deterministic_across_runs_and_batches(N, K):
+    x64, w, b = make(64, N, K, "cuda", dtype=torch.bfloat16, seed=1)
+    full = linear(x64, w, b, backend="triton")
+    for _ in range(3):
+        assert torch.equal(linear(x64, w, b, backend="triton"), full)
+    for M in range(1, 65):  # every M bucket, every tile config: row bits never change
+        assert torch.equal(linear(x64[:M], w, b, backend="triton"), full[:M]), M
+    perm = torch.randperm(64, device="cuda")
+    assert torch.equal(linear(x64[perm], w, b, backend="triton"), full[perm])
+    for M in (1, 4, 8, 16, 32):  # auto: same shape, any batch composition, any run
+        xs = x64[:M]
+        ref = linear(xs, w, b, backend="auto")
+        p = torch.randperm(M, device="cuda")
+        assert torch.equal(linear(xs[p], w, b, backend="auto"), ref[p])
+        assert torch.equal(linear(xs, w, b, backend="auto"), ref)
+
+
+@pytest.mark.gpu
+def test_gpu_compile_fullgraph_sees_concrete_m():
+    _, w, b = make(1, 2048, 4096, "cuda", dtype=torch.bfloat16)
+    fn = torch.compile(lambda x: linear(x, w, b), fullgraph=True, dynamic=True)
+    ft = torch.compile(lambda x: linear(x, w, b, backend="triton"), fullgraph=True, dynamic=True)
+    for M in (1, 3, 8, 32):
+        x = torch.randn(M, 4096, device="cuda", dtype=torch.bfloat16)
+        assert torch.equal(fn(x), linear(x, w, b))
+        assert torch.equal(ft(x), linear(x, w, b, backend="triton"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["triton", "auto"])
+def test_gpu_cuda_graph_capture_and_replay(backend):
+    N, K, M = 2048, 7168, 8
+    x, w, b = make(M, N, K, "cuda", dtype=torch.bfloat16)
+    out32 = torch.empty(M, N, device="cuda")
+    linear(x, w, b, backend=backend)  # compile outside capture
+    linear(x, w, b, out=out32, backend=backend)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = linear(x, w, b, backend=backend)
+        linear(x, w, None, out=out32, backend=backend)
+    for seed in (5, 6):
+        x.copy_(make(M, N, K, "cuda", dtype=torch.bfloat16, seed=seed)[0])
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, linear(x, w, b, backend=backend))
+        assert torch.equal(out32, linear(x, w, None, out=torch.empty_like(out32), backend=backend))
+
+
+@pytest.mark.gpu
+def test_gpu_graphs_captured_back_to_back_replay_in_any_order():
+    """Serving engines capture one graph per batch size before replaying any (split-K shapes)."""
+    _, w, b = make(1, 1024, 6144, "cuda", dtype=torch.bfloat16)
+    xs = {M: torch.randn(M, 6144, device="cuda", dtype=torch.bfloat16) for M in (1, 4, 16, 32)}
+    for x in xs.values():
+        linear(x, w, b, backend="triton")
+    graphs, ys = {}, {}
+    for M, x in xs.items():
+        graphs[M] = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graphs[M]):
+            ys[M] = linear(x, w, b, backend="triton")
+    for M in reversed(xs):
+        graphs[M].replay()
+        torch.cuda.synchronize()
+        assert torch.equal(ys[M], linear(xs[M], w, b, backend="triton")), M

@@ -1,0 +1,368 @@
+"""kimiops.integrations.transformers: routing transformers' Kimi-Linear KDA to kimiops.
+
+CPU tests run a tiny random Kimi-Linear in fp32 (kimiops' torch path against transformers' torch
+fallback); the ``gpu`` test runs a larger model in bf16 through the Triton kernels.
+"""
+
+import inspect
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+import kimiops  # noqa: E402
+import kimiops.integrations.transformers as kt  # noqa: E402
+from kimiops.testing import rel_err  # noqa: E402
+
+try:
+    from transformers.models.kimi_linear import modeling_kimi_linear as M
+    from transformers import KimiLinearConfig, KimiLinearForCausalLM
+except ImportError:  # pragma: no cover
+    pytest.skip(f"transformers {transformers.__version__} has no Kimi-Linear", allow_module_level=True)
+
+
+def tiny_config(**overrides) -> "KimiLinearConfig":
+    """3 layers (KDA, MLA full attention, KDA), hidden 64, 4 KDA heads of dim 16, a 4-expert MoE."""
+    kw = dict(
+        vocab_size=128, hidden_size=64, intermediate_size=128, moe_intermediate_size=32, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=32, q_lora_rank=None, qk_rope_head_dim=8,
+        qk_nope_head_dim=16, v_head_dim=16, linear_head_dim=16, linear_num_heads=4,
+        layer_types=["linear_attention", "full_attention", "linear_attention"],
+        mlp_layer_types=["dense", "sparse", "dense"], num_local_experts=4, num_experts_per_tok=2, n_group=1,
+        topk_group=1, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+    )
+    kw.update(overrides)
+    return KimiLinearConfig(**kw)
+
+
+def make_model(seed=0, strong_gates=False, **overrides):
+    torch.manual_seed(seed)
+    model = KimiLinearForCausalLM(tiny_config(**overrides)).eval()
+    if strong_gates:  # Kimi-Linear-like decay rates exp(A_log) up to ~200: large per-step |g|
+        with torch.no_grad():
+            for layer in model.modules():
+                if isinstance(layer, M.KimiLinearForgetGate):
+                    layer.A_log.copy_(torch.linspace(math.log(2.0), math.log(200.0), layer.A_log.numel())
+                                      .view_as(layer.A_log))
+                    layer.dt_bias.add_(3.0)
+    return model
+
+
+class Spy:
+    """Counts calls of kimiops' public KDA functions (the routers look them up per call)."""
+
+    def __init__(self, monkeypatch):
+        self.calls = {"chunk_kda": 0, "fused_recurrent_kda": 0, "kda_gate": 0}
+        for name in self.calls:
+            real = getattr(kimiops, name)
+
+            def spy(*a, _real=real, _name=name, **k):
+                self.calls[_name] += 1
+                return _real(*a, **k)
+
+            monkeypatch.setattr(kimiops, name, spy)
+
+    def total(self):
+        return sum(self.calls.values())
+
+
+@pytest.fixture(autouse=True)
+def _always_disable():
+    kt.disable()
+    yield
+    kt.disable()
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    return Spy(monkeypatch)
+
+
+def originals():
+    return (M.chunk_kimi_delta_attention, M.recurrent_kimi_delta_attention, M.KimiLinearForgetGate.forward)
+
+
+def greedy(model, ids, steps):
+    with torch.no_grad():
+        out = model.generate(ids, max_new_tokens=steps, min_new_tokens=steps, do_sample=False,
+                             attention_mask=torch.ones_like(ids))
+    return out[:, ids.shape[1]:]
+
+
+# --------------------------------------------------------------------------- import hygiene
+def test_importing_kimiops_does_not_import_transformers():
+    code = ("import sys, kimiops, kimiops.integrations, kimiops.integrations.transformers; "
+            "sys.exit(1 if 'transformers' in sys.modules else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr or "importing kimiops imported transformers"
+
+
+# --------------------------------------------------------------------------- numerics
+@pytest.mark.parametrize("strong_gates", [False, True])
+def test_logits_match_fallback(spy, strong_gates):
+    model = make_model(strong_gates=strong_gates)
+    ids = torch.randint(3, 128, (2, 150), generator=torch.Generator().manual_seed(1))  # 3 chunks, ragged
+    with torch.no_grad():
+        ref = model(ids).logits
+        assert spy.total() == 0
+        kt.enable()
+        out = model(ids).logits
+    assert spy.calls["chunk_kda"] == 2 and spy.calls["kda_gate"] == 2  # both KDA layers routed
+    assert out.dtype == ref.dtype == torch.float32
+    assert rel_err(out, ref) <= 1e-5
+
+
+def test_greedy_generation_identical(spy):
+    model = make_model(seed=3)
+    ids = torch.randint(3, 128, (2, 70), generator=torch.Generator().manual_seed(2))
+    ref = greedy(model, ids, 16)
+    kt.enable(model)
+    out = greedy(model, ids, 16)
+    assert spy.calls["chunk_kda"] == 2          # prefill of 2 KDA layers
+    assert spy.calls["fused_recurrent_kda"] == 2 * 15  # every decode step after the prefill
+    assert torch.equal(out, ref)
+
+
+def test_cache_prefill_then_decode_matches_full_forward():
+    """Prefill + decode through the cache with kimiops gives the logits of one full forward pass."""
+    model = make_model(seed=4)
+    ids = torch.randint(3, 128, (1, 40), generator=torch.Generator().manual_seed(3))
+    kt.enable(model)
+    with torch.no_grad():
+        full = model(ids).logits
+        # transformers 5.24 names the cache `cache`, 5.17 `past_key_values`
+        name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        out = model(ids[:, :37], use_cache=True)
+        steps = [out.logits]
+        for t in range(37, 40):
+            out = model(ids[:, t:t + 1], use_cache=True, **{name: getattr(out, name)})
+            steps.append(out.logits)
+    assert rel_err(torch.cat(steps, 1), full) <= 1e-5
+
+
+@pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1", reason="CPU run of the Triton kernels (interpreter)")
+def test_triton_backend_in_interpreter(spy):
+    """The routed calls reach the Triton kernels (interpreted on CPU, fp32 with tf32-like dots: looser bound)."""
+    model = make_model(seed=7)
+    ids = torch.randint(3, 128, (1, 80), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        ref = model(ids).logits
+        kt.enable(model, backend="triton")
+        out = model(ids).logits
+    assert spy.calls["chunk_kda"] == 2
+    assert rel_err(out, ref) <= 1e-3
+
+
+# --------------------------------------------------------------------------- argument conventions
+def _kda_inputs(dtype, B=2, T=70, H=3, K=16, V=32, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    # q/k/v as transformers builds them: views into one [B, T, 3*H*K] tensor (non-contiguous per head)
+    qkv = torch.randn(B, 3 * H * K, T, generator=gen).transpose(1, 2)
+    q, k = (x.view(B, T, H, K) for x in qkv[..., : 2 * H * K].split(H * K, -1))
+    assert T == 1 or q.stride(-1) != 1
+    v = torch.randn(B, T, H, V, generator=gen)
+    g = -torch.rand(B, T, H, K, generator=gen) * 2  # fp32 log decay, as from the forget gate
+    beta = torch.rand(B, T, H, generator=gen)
+    h0 = torch.randn(B, H, K, V, generator=gen)
+    return [x.to(dtype) for x in (q, k, v)] + [g, beta.to(dtype), h0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("fname", ["chunk_kimi_delta_attention", "recurrent_kimi_delta_attention"])
+def test_functions_follow_transformers_conventions(spy, dtype, fname):
+    orig = getattr(M, fname)
+    q, k, v, g, beta, h0 = _kda_inputs(dtype, T=70 if fname.startswith("chunk") else 1)
+    kw = dict(g=g, beta=beta, initial_state=h0, use_qk_l2norm_in_kernel=True)
+    o_ref, s_ref = orig(q, k, v, output_final_state=True, **kw)
+    kt.enable()
+    routed = getattr(M, fname)
+    assert routed is not orig
+    o, s = routed(q, k, v, output_final_state=True, unrelated_kwarg=123, **kw)  # unknown kwargs are ignored
+    assert spy.total() == 1
+    assert o.dtype == o_ref.dtype == dtype and o.shape == o_ref.shape
+    assert s.dtype == s_ref.dtype == torch.float32 and s.shape == s_ref.shape == h0.shape
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    assert rel_err(o, o_ref) <= tol and rel_err(s, s_ref) <= 1e-5
+    # no final state requested -> None; q/k/v keywords (FLA names) and a bf16 initial state accepted
+    kw["initial_state"] = h0.bfloat16()  # transformers casts the state to fp32 (`.to(value)`)
+    o2, s2 = routed(q=q, k=k, v=v, output_final_state=False, **kw)
+    kt.disable()
+    o2_ref, _ = orig(q, k, v, output_final_state=False, **kw)
+    assert s2 is None and rel_err(o2, o2_ref) <= tol
+
+
+def test_positional_arguments_bind_like_transformers(spy):
+    q, k, v, g, beta, h0 = _kda_inputs(torch.float32)
+    orig = M.chunk_kimi_delta_attention
+    ref = orig(q, k, v, g, beta, 64, h0, True, True)  # chunk_size is the 6th positional parameter
+    kt.enable()
+    out = M.chunk_kimi_delta_attention(q, k, v, g, beta, 64, h0, True, True)
+    assert spy.calls["chunk_kda"] == 1
+    assert rel_err(out[0], ref[0]) <= 1e-5 and rel_err(out[1], ref[1]) <= 1e-5
+    with pytest.raises(TypeError, match="multiple values"):
+        M.chunk_kimi_delta_attention(q, k, v, g, beta, query=q)
+    with pytest.raises(TypeError, match="missing"):
+        M.chunk_kimi_delta_attention(q, k, v, g)
+
+
+def test_grad_enabled_falls_back_to_transformers(spy):
+    q, k, v, g, beta, h0 = _kda_inputs(torch.float32)
+    q.requires_grad_(True)
+    kt.enable()
+    with pytest.warns(RuntimeWarning, match="no backward"):
+        o, _ = M.chunk_kimi_delta_attention(q, k, v, g=g, beta=beta, use_qk_l2norm_in_kernel=True)
+    assert spy.total() == 0 and o.requires_grad
+
+
+# --------------------------------------------------------------------------- scope, undo, idempotence
+def test_enable_model_affects_only_that_model(spy):
+    a, b = make_model(seed=5), make_model(seed=6)
+    ids = torch.randint(3, 128, (1, 20), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        ref_b = b(ids).logits
+        assert kt.enable(a) is a
+        assert kt.is_enabled(a) and not kt.is_enabled(b) and not kt.is_enabled()
+        out_b = b(ids).logits
+        assert spy.total() == 0 and torch.equal(out_b, ref_b)  # b still runs transformers' code, bit for bit
+        a(ids)
+        assert spy.calls["chunk_kda"] == 2 and spy.calls["kda_gate"] == 2
+        # a forget gate or KDA function called outside a's layers is not routed
+        gate = next(m for m in b.modules() if isinstance(m, M.KimiLinearForgetGate))
+        gate(torch.randn(1, 3, 64))
+        assert spy.calls["kda_gate"] == 2
+
+
+def test_disable_restores_original_objects():
+    before = originals()
+    model = make_model()
+    hooks_before = [(len(m._forward_pre_hooks), len(m._forward_hooks)) for m in model.modules()]
+    kt.enable()
+    assert all(x is not y for x, y in zip(originals(), before))
+    kt.disable()
+    assert all(x is y for x, y in zip(originals(), before))
+    assert "forward" not in vars(M.KimiLinearForgetGate) or M.KimiLinearForgetGate.forward is before[2]
+
+    kt.enable(model)
+    assert all(x is not y for x, y in zip(originals(), before))
+    kt.disable(model)
+    assert all(x is y for x, y in zip(originals(), before))
+    assert [(len(m._forward_pre_hooks), len(m._forward_hooks)) for m in model.modules()] == hooks_before
+
+    # per-model and global together: originals come back only when both are undone
+    kt.enable(model)
+    kt.enable()
+    kt.disable(model)
+    assert kt.is_enabled() and originals()[0] is not before[0]
+    kt.disable()
+    assert all(x is y for x, y in zip(originals(), before)) and not kt.is_enabled(model)
+
+
+def test_enable_twice_is_idempotent(spy):
+    before = originals()
+    model = make_model()
+    kt.enable()
+    routed = originals()
+    kt.enable()
+    assert originals() == routed  # same routers, not routers of routers
+    kt.disable()
+    assert all(x is y for x, y in zip(originals(), before))
+
+    kt.enable(model)
+    hooks = sum(len(m._forward_pre_hooks) + len(m._forward_hooks) for m in model.modules())
+    kt.enable(model)
+    assert sum(len(m._forward_pre_hooks) + len(m._forward_hooks) for m in model.modules()) == hooks
+    with torch.no_grad():
+        model(torch.randint(3, 128, (1, 10)))
+    assert spy.calls["chunk_kda"] == 2  # one routed call per KDA layer, not two
+    kt.disable(model)
+    assert all(x is y for x, y in zip(originals(), before))
+
+
+def test_context_manager_restores_state():
+    before = originals()
+    model = make_model()
+    with kt.enabled(model, backend="torch"):
+        assert kt.is_enabled(model)
+    assert not kt.is_enabled(model) and all(x is y for x, y in zip(originals(), before))
+    with kt.enabled():
+        assert kt.is_enabled()
+    assert not kt.is_enabled() and all(x is y for x, y in zip(originals(), before))
+
+
+def test_backend_is_forwarded(monkeypatch):
+    seen = []
+    real = kimiops.chunk_kda
+    monkeypatch.setattr(kimiops, "chunk_kda", lambda *a, **k: (seen.append(k["backend"]), real(*a, **k))[1])
+    model = make_model()
+    kt.enable(model, backend="torch")
+    with torch.no_grad():
+        model(torch.randint(3, 128, (1, 10)))
+    assert seen == ["torch", "torch"]
+
+
+# --------------------------------------------------------------------------- errors
+def test_errors():
+    with pytest.raises(TypeError, match="nn.Module"):
+        kt.enable("model")
+    with pytest.raises(ValueError, match="KimiLinearDeltaAttention"):
+        kt.enable(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="backend"):
+        kt.enable(backend="cuda")
+    assert not kt.is_enabled() and originals()[0].__name__ == "chunk_kimi_delta_attention"
+    assert not hasattr(originals()[0], "__kimiops_router__")  # a failed enable leaves nothing installed
+
+
+def test_missing_hooks_name_the_transformers_version(monkeypatch):
+    monkeypatch.delattr(M, "recurrent_kimi_delta_attention")
+    with pytest.raises(RuntimeError, match=f"transformers {transformers.__version__}.*recurrent_kimi_delta_attention"):
+        kt.enable()
+    assert not kt.is_enabled()
+
+
+# --------------------------------------------------------------------------- GPU (bf16, Triton kernels)
+def gpu_config():
+    """4 layers (3 KDA + 1 MLA), hidden 512, 8 KDA heads of dim 128, dense MLPs."""
+    return tiny_config(
+        vocab_size=1024, hidden_size=512, intermediate_size=1024, moe_intermediate_size=128, num_hidden_layers=4,
+        num_attention_heads=8, num_key_value_heads=8, kv_lora_rank=128, qk_rope_head_dim=32, qk_nope_head_dim=64,
+        v_head_dim=64, linear_head_dim=128, linear_num_heads=8,
+        layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention"],
+        mlp_layer_types=["dense"] * 4,
+    )
+
+
+@pytest.mark.gpu
+def test_gpu_bf16_matches_fp32_fallback_and_greedy_tokens():
+    torch.manual_seed(0)
+    model32 = KimiLinearForCausalLM(gpu_config()).eval().cuda()
+    model16 = KimiLinearForCausalLM(gpu_config()).eval()
+    model16.load_state_dict(model32.state_dict())
+    model16 = model16.to(device="cuda", dtype=torch.bfloat16)
+    ids = torch.randint(3, 1024, (2, 300), generator=torch.Generator().manual_seed(5)).cuda()
+
+    with torch.no_grad():
+        ref32 = model32(ids).logits.float()           # transformers' fallback in fp32: the reference
+        fb16 = model16(ids).logits.float()            # transformers' fallback in bf16
+        kt.enable(model16)
+        ko16 = model16(ids).logits.float()            # kimiops (Triton) in bf16
+    err_k, err_f = rel_err(ko16, ref32), rel_err(fb16, ref32)
+    # bf16 tolerance: no worse than transformers' own bf16 run, with a floor for rounding noise
+    assert err_k <= max(1.5 * err_f, 2e-2), f"kimiops bf16 rel err {err_k:.3e}, fallback bf16 {err_f:.3e}"
+
+    tok_k = greedy(model16, ids, 32)
+    kt.disable(model16)
+    tok_f = greedy(model16, ids, 32)
+    if not torch.equal(tok_k, tok_f):
+        # Report where they diverge and how close the top two fp32 logits were there.
+        row, step = (tok_k != tok_f).nonzero()[0].tolist()
+        prefix = torch.cat([ids[row:row + 1], tok_f[row:row + 1, :step]], 1)
+        with torch.no_grad():
+            top2 = model32(prefix).logits[0, -1].float().topk(2).values
+        pytest.fail(f"greedy tokens diverge at row {row} step {step}: kimiops {tok_k[row, step].item()} vs "
+                    f"fallback {tok_f[row, step].item()}; fp32 top-2 logit gap there {(top2[0] - top2[1]).item():.3e}")
