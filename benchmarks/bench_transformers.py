@@ -137,7 +137,7 @@ def main(argv=None) -> dict:
         "versions": {
             "kimiops": kimiops.__version__, "transformers": transformers.__version__, "torch": torch.__version__,
             "triton": _version("triton"), "cuda": torch.version.cuda, "python": platform.python_version(),
-            "flash_linear_attention": _version("fla"),
+            "flash_linear_attention": _version("flash-linear-attention"),
         },
         "config": {
             "batch": B, "seq_len": T, "dtype": args.dtype, "hidden": args.hidden, "kda_layers": args.kda_layers,
@@ -160,10 +160,13 @@ def main(argv=None) -> dict:
     return result
 
 
-def _version(module: str) -> str | None:
+def _version(distribution: str) -> str | None:
+    """Installed version of a distribution, or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        return getattr(__import__(module), "__version__", "unknown")
-    except Exception:
+        return version(distribution)
+    except PackageNotFoundError:
         return None
 
 

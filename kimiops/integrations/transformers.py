@@ -361,7 +361,9 @@ def _check_backend(backend) -> str | None:
 
 def _check_model(model) -> None:
     if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module (a transformers Kimi-Linear model), got {type(model).__name__}")
+        raise TypeError(
+            f"model: expected a torch.nn.Module (a transformers Kimi-Linear model), got {type(model).__name__}"
+        )
 
 
 # --------------------------------------------------------------------------- public API

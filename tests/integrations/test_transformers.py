@@ -9,7 +9,6 @@ import math
 import os
 import subprocess
 import sys
-import warnings
 
 import pytest
 import torch

@@ -119,6 +119,31 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
+def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
+                ELL: tl.constexpr, DOT_DT: tl.constexpr):
+    """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
+    half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
+    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides."""
+    GRP: tl.constexpr = 2 * ELL
+    lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
+    pos4 = tl.arange(0, GRP)[None, None, :, None]
+    anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
+    f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
+    loc = tl.arange(0, BC)[None, :, None]
+    lower = (loc % GRP) >= ELL
+    kf = k3 * f3
+    lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
+    lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
+    rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    same = (ii // GRP) == (jj // GRP)
+    dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
+    dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
+    return dg_kk, dg_qk
+
+
+@triton.jit
 def chunk_intra_kernel(
     q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
     w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
@@ -201,20 +226,7 @@ def chunk_intra_kernel(
         acc_qk = tl.dot(left_q, right_t, acc_qk)
         # diagonal blocks: levels l = 8, 4, 2, 1
         for lvl in tl.static_range(LOG_BC):
-            ELL: tl.constexpr = BC // (2 << lvl)
-            GRP: tl.constexpr = 2 * ELL
-            lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
-            pos4 = tl.arange(0, GRP)[None, None, :, None]
-            anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
-            f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
-            lower = (loc % GRP) >= ELL
-            kf = k3 * f3
-            lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
-            lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
-            rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
-            same = (ii // GRP) == (jj // GRP)
-            dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
-            dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
+            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
         dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
 
     # ---------------------------------------------------------------- scaling (l2norm, beta)

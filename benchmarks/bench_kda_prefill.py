@@ -1,0 +1,325 @@
+"""Chunked KDA prefill: kimiops Triton pipeline vs FLA 0.6 ``chunk_kda`` on one GPU.
+
+Usage (GPU):
+    python benchmarks/bench_kda_prefill.py                 # sweep + full table, JSON to benchmarks/results/
+    python benchmarks/bench_kda_prefill.py --quick         # small subset
+    python benchmarks/bench_kda_prefill.py --no-sweep      # default configs only
+    python benchmarks/bench_kda_prefill.py --intra BK=16,num_warps=4 --state BV=64,num_warps=8
+
+What it does:
+1. Correctness gate: ours on a small bf16 case (T=512, H=2, softplus gate, varlen) against the fp64
+   ``naive_recurrent_kda``; the run aborts if the error exceeds 5e-3 or anything is non-finite.
+2. Sweep (unless --no-sweep): every intra candidate (with the default state config) and every state
+   candidate (with the default intra config) on B1 T8192 and B8 T1024 (precomputed g), CUDA-graph
+   medians; the pair of winners is used for the table and written to the JSON.
+3. Table: cases B1 T8192, B8 T1024, B4 T4096, B1 T32768, varlen 7 sequences totalling 16384; H=HV=32,
+   K=V=128, bf16, q/k L2 norm in kernel, final state output; two gate modes: ``g`` (precomputed log
+   decay) and ``gate`` (softplus gate in kernel on raw logits, A_log, dt_bias). For each: ours eager
+   and CUDA-graph medians, per-stage graph medians (intra, state), FLA eager and graph medians (FLA
+   graph only where it captures; varlen FLA is eager only), speedup (graph vs graph where both exist,
+   else eager vs eager), TFLOP/s and % of the memory floor.
+
+FLOP count (per chunk of C=64 tokens and value head; K, V head dims), the algorithmic work:
+    scores A_kk, A_qk (lower triangles)   2 * C^2 * K
+    triangular inverse                     C^3 / 3
+    w, u (triangular times [C, K+V])       C^2 * (K + V)
+    state pass: w S, q S, k^T v'           6 * C * K * V
+    A_qk v' (lower triangle)               C^2 * V
+Memory floor: q, k, v, g, beta read once (input dtype), o written once, final state written once
+(fp32), at the copy bandwidth 4.27 TB/s measured on the H200 (DESIGN.md section 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+import torch
+import triton
+import triton.testing
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from kimiops.kda import workspace  # noqa: E402
+from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
+from kimiops.kda.kernels import chunk as chunk_mod  # noqa: E402
+from kimiops.kda.kernels.chunk_intra import INTRA_CANDIDATES, INTRA_CONFIG  # noqa: E402
+from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG  # noqa: E402
+from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
+
+try:
+    from fla.ops.kda import chunk_kda as fla_chunk_kda
+
+    import fla
+
+    FLA_VERSION = getattr(fla, "__version__", "?")
+except Exception as e:  # noqa: BLE001
+    fla_chunk_kda = None
+    FLA_VERSION = f"unavailable ({type(e).__name__}: {e})"
+
+COPY_BW = 4.27e12
+H = HV = 32
+K = V = 128
+C = 64
+VARLEN_LENS = [4096, 2048, 1000, 3000, 512, 5000, 728]  # 7 sequences, 16384 tokens
+
+
+# --------------------------------------------------------------------------- inputs
+def make_case(B, T, mode, lens=None, dtype=torch.bfloat16, seed=0, h=H, hv=HV):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda")
+
+    q = rnd(B, T, h, K).to(dtype)
+    k = rnd(B, T, h, K).to(dtype)
+    v = rnd(B, T, hv, V).to(dtype)
+    beta = torch.rand(B, T, hv, generator=gen, device="cuda").to(dtype)
+    A_log = dt_bias = None
+    if mode == "g":
+        g = torch.nn.functional.logsigmoid(rnd(B, T, hv, K) + 2.0).to(dtype)
+    else:  # raw logits for the softplus gate; exp(A_log) in [1, 16]
+        g = rnd(B, T, hv, K).to(dtype)
+        A_log = torch.log(torch.rand(hv, generator=gen, device="cuda") * 15 + 1)
+        dt_bias = rnd(hv * K) * 0.5
+    cu = None
+    if lens is not None:
+        cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
+    return dict(q=q, k=k, v=v, g=g, beta=beta, A_log=A_log, dt_bias=dt_bias, cu=cu, mode=mode)
+
+
+def ours_fn(c, ht, out, intra=None, state=None, stage=None):
+    kwargs = dict(
+        scale=K**-0.5, cu_seqlens=c["cu"], h0=None, h0_indices=None, ht=ht, ht_indices=None,
+        state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False,
+        gate="none" if c["mode"] == "g" else "softplus", A_log=c["A_log"], dt_bias=c["dt_bias"],
+        lower_bound=None, out=out, intra_config=intra, state_config=state,
+    )
+    args = (c["q"], c["k"], c["v"], c["g"], c["beta"])
+    if stage is None:
+        return lambda: chunk_mod.chunk_kda_fwd(*args, **kwargs)
+    plan = chunk_mod._plan(*args, **kwargs)
+    launch = chunk_mod._launch_intra if stage == "intra" else chunk_mod._launch_state
+    return lambda: launch(plan)
+
+
+def fla_fn(c):
+    if fla_chunk_kda is None:
+        return None
+    cu = c["cu"].long() if c["cu"] is not None else None
+
+    def run():
+        return fla_chunk_kda(
+            c["q"], c["k"], c["v"], c["g"], c["beta"], scale=K**-0.5, initial_state=None,
+            output_final_state=True, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=c["mode"] == "gate",
+            A_log=c["A_log"], dt_bias=c["dt_bias"], cu_seqlens=cu,
+        )
+
+    return run
+
+
+# --------------------------------------------------------------------------- timing
+def bench_eager(fn, rep):
+    return triton.testing.do_bench(fn, warmup=max(5, rep // 4), rep=rep, return_mode="median")
+
+
+def bench_graph(fn, rep):
+    """Median of CUDA-graph replays (ms), or None when ``fn`` cannot be captured."""
+    try:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(s)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=s):  # same stream as the warm-up: same workspace key
+            fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        print(f"    (graph capture failed: {type(e).__name__}: {str(e)[:120]})")
+        torch.cuda.synchronize()
+        return None
+    return triton.testing.do_bench(graph.replay, warmup=max(5, rep // 4), rep=rep, return_mode="median")
+
+
+def flops(lens):
+    per_chunk = 2 * C * C * K + C**3 / 3 + C * C * (K + V) + 6 * C * K * V + C * C * V
+    return sum(math.ceil(L / C) for L in lens) * HV * per_chunk
+
+
+def floor_bytes(c, N):
+    b = sum(c[n].numel() * c[n].element_size() for n in ("q", "k", "v", "g", "beta"))
+    b += c["v"].numel() * c["v"].element_size()  # o
+    b += N * HV * K * V * 4  # final state
+    return b
+
+
+# --------------------------------------------------------------------------- stages
+def correctness_gate():
+    lens = [0, 1, 63, 64, 65, 300, 19]
+    c = make_case(1, sum(lens), "gate", lens=lens, seed=1, h=2, hv=2)
+    N = len(lens)
+    ht = torch.empty(N, 2, K, V, device="cuda")
+    out = torch.empty_like(c["v"])
+    ours_fn(c, ht, out)()
+    torch.cuda.synchronize()
+    q, k = l2norm(c["q"].double()), l2norm(c["k"].double())
+    g = kda_gate(c["g"].double(), c["A_log"], c["dt_bias"], None, output_dtype=torch.float64)
+    ro, rs = naive_recurrent_kda(q, k, c["v"].double(), g, c["beta"].double(), scale=K**-0.5,
+                                 output_final_state=True, cu_seqlens=c["cu"])
+    eo = ((out.double() - ro).norm() / ro.norm()).item()
+    es = ((ht.double() - rs).norm() / rs.norm()).item()
+    ok = bool(torch.isfinite(out.float()).all() and torch.isfinite(ht).all()) and eo < 5e-3 and es < 5e-3
+    print(f"correctness gate: rel err o {eo:.2e}, state {es:.2e} -> {'ok' if ok else 'FAILED'}")
+    return {"rel_err_o": eo, "rel_err_state": es, "ok": ok}
+
+
+def sweep(rep):
+    cases = [("B1_T8192", 1, 8192), ("B8_T1024", 8, 1024)]
+    trials = [(i, STATE_CONFIG) for i in INTRA_CANDIDATES] + [(INTRA_CONFIG, s) for s in STATE_CANDIDATES]
+    results = []
+    for intra, state in trials:
+        times = []
+        for name, B, T in cases:
+            c = make_case(B, T, "g")
+            ht = torch.empty(B, HV, K, V, device="cuda")
+            out = torch.empty_like(c["v"])
+            try:
+                t = bench_graph(ours_fn(c, ht, out, intra, state), rep)
+            except Exception as e:  # noqa: BLE001
+                print(f"    config {intra} {state} failed: {type(e).__name__}: {str(e)[:200]}")
+                t = None
+            times.append(t)
+            workspace.empty_cache()
+        ok = all(t is not None for t in times)
+        geo = math.exp(sum(math.log(t) for t in times) / len(times)) if ok else None
+        results.append({"intra": intra, "state": state, "ms": times, "geomean_ms": geo})
+        print(f"  sweep intra={intra} state={state}: " + ", ".join(
+            f"{n}={t:.3f}ms" if t else f"{n}=fail" for (n, _, _), t in zip(cases, times)))
+    best_intra = min((r for r in results[: len(INTRA_CANDIDATES)] if r["geomean_ms"]), key=lambda r: r["geomean_ms"])
+    best_state = min((r for r in results[len(INTRA_CANDIDATES):] if r["geomean_ms"]), key=lambda r: r["geomean_ms"])
+    print(f"  best intra {best_intra['intra']}, best state {best_state['state']}")
+    return results, best_intra["intra"], best_state["state"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="B1 T8192 and varlen only, precomputed g")
+    ap.add_argument("--no-sweep", action="store_true", help="skip the config sweep")
+    ap.add_argument("--intra", default="", help="intra config override, e.g. BK=16,num_warps=4")
+    ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
+    ap.add_argument("--rep", type=int, default=40, help="do_bench rep (ms) per measurement")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU")
+        return 1
+    t_start = time.time()
+
+    def parse(s):
+        return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in s.split(",") if kv}
+
+    dev = torch.cuda.get_device_name()
+    print(f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, fla {FLA_VERSION}")
+    gate = correctness_gate()
+    if not gate["ok"]:
+        return 2
+
+    intra, state = dict(INTRA_CONFIG), dict(STATE_CONFIG)
+    sweep_results = None
+    if not args.no_sweep and not args.quick:
+        sweep_results, intra, state = sweep(args.rep)
+    intra.update(parse(args.intra))
+    state.update(parse(args.state))
+    print(f"configs: intra {intra}, state {state}")
+
+    cases = [("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
+             ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS)]
+    modes = ["g", "gate"]
+    if args.quick:
+        cases = [cases[0], cases[4]]
+        modes = ["g"]
+    rows = []
+    header = (f"{'case':<15}{'mode':<6}{'ours eager':>11}{'ours graph':>11}{'intra':>8}{'state':>8}"
+              f"{'FLA eager':>10}{'FLA graph':>10}{'speedup':>8}{'TFLOP/s':>8}{'%floor':>7}")
+    print(header)
+    for name, B, T, lens in cases:
+        for mode in modes:
+            c = make_case(B, T, mode, lens=lens)
+            N = len(lens) if lens else B
+            seq_lens = lens if lens else [T] * B
+            ht = torch.empty(N, HV, K, V, device="cuda")
+            out = torch.empty_like(c["v"])
+            ours = ours_fn(c, ht, out, intra, state)
+            ours()
+            e_ours = bench_eager(ours, args.rep)
+            g_ours = bench_graph(ours, args.rep)
+            g_intra = bench_graph(ours_fn(c, ht, out, intra, state, stage="intra"), args.rep)
+            g_state = bench_graph(ours_fn(c, ht, out, intra, state, stage="state"), args.rep)
+            e_fla = g_fla = None
+            f = fla_fn(c)
+            if f is not None:
+                try:
+                    f()
+                    e_fla = bench_eager(f, args.rep)
+                    if lens is None:
+                        g_fla = bench_graph(f, args.rep)
+                except Exception as e:  # noqa: BLE001
+                    print(f"    FLA failed: {type(e).__name__}: {str(e)[:200]}")
+            if g_fla is not None and g_ours is not None:
+                speedup, basis = g_fla / g_ours, "graph"
+            elif e_fla is not None:
+                speedup, basis = e_fla / e_ours, "eager"
+            else:
+                speedup, basis = None, None
+            best = g_ours if g_ours is not None else e_ours
+            tflops = flops(seq_lens) / (best * 1e-3) / 1e12
+            floor_ms = floor_bytes(c, N) / COPY_BW * 1e3
+            row = dict(case=name, mode=mode, B=B, T=T, lens=seq_lens, ours_eager_ms=e_ours, ours_graph_ms=g_ours,
+                       intra_graph_ms=g_intra, state_graph_ms=g_state, fla_eager_ms=e_fla, fla_graph_ms=g_fla,
+                       speedup=speedup, speedup_basis=basis, tflops=tflops, floor_ms=floor_ms,
+                       pct_of_floor=100 * floor_ms / best)
+            rows.append(row)
+
+            def fmt(x, w, p=3):
+                return f"{x:>{w}.{p}f}" if x is not None else f"{'-':>{w}}"
+
+            print(f"{name:<15}{mode:<6}{fmt(e_ours, 11)}{fmt(g_ours, 11)}{fmt(g_intra, 8)}{fmt(g_state, 8)}"
+                  f"{fmt(e_fla, 10)}{fmt(g_fla, 10)}{fmt(speedup, 8, 2)}{fmt(tflops, 8, 1)}"
+                  f"{fmt(row['pct_of_floor'], 7, 1)}")
+            del c, ht, out
+            workspace.empty_cache()
+            torch.cuda.empty_cache()
+    sp = [r["speedup"] for r in rows if r["speedup"]]
+    geo = math.exp(sum(map(math.log, sp)) / len(sp)) if sp else None
+    if geo:
+        print(f"speedup vs FLA: geomean {geo:.2f}x, min {min(sp):.2f}x")
+    result = dict(
+        bench="kda_prefill", date=datetime.datetime.now(datetime.timezone.utc).isoformat(), device=dev,
+        capability=list(torch.cuda.get_device_capability()), torch=torch.__version__, triton=triton.__version__,
+        fla=FLA_VERSION, python=platform.python_version(), H=H, HV=HV, K=K, V=V, dtype="bfloat16",
+        numerics=dict((k2, str(v2)) for k2, v2 in chunk_mod.NUMERICS_CONFIG.items()),
+        intra_config=intra, state_config=state, correctness_gate=gate, sweep=sweep_results, rows=rows,
+        geomean_speedup=geo, min_speedup=min(sp) if sp else None, copy_bw=COPY_BW,
+        flop_formula="per chunk & head: 2C^2K + C^3/3 + C^2(K+V) + 6CKV + C^2V",
+        wall_s=time.time() - t_start,
+    )
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, f"kda_prefill_{'quick_' if args.quick else ''}"
+                                  f"{datetime.datetime.now().strftime('%Y%m%d_%H%M%S')}.json")
+    with open(path, "w") as fh:
+        json.dump(result, fh, indent=1)
+    print(f"wrote {path} ({time.time() - t_start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
