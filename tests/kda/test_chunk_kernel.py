@@ -209,6 +209,21 @@ def test_separate_ht_indices_and_no_h0(device):
     assert sum(lens) == 110
 
 
+@pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split_f16": False}),
+                                         ({"BK": 16, "BVI": 32}, {"BV": 32, "split_f16": True})])
+def test_alternate_configs(device, intra, state):
+    """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""
+    inp = make_inputs(1, 100, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)
+    ht = torch.empty(1, 2, 32, 64, device=device)
+    o = chunk_kda_fwd(
+        inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None, h0_indices=None,
+        ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus",
+        A_log=inp["A_log"], dt_bias=inp["dt_bias"], lower_bound=None, intra_config=intra, state_config=state,
+    )
+    ro, rs = reference(inp, gate="softplus", scale=0.2)
+    assert rel(o, ro) < 3e-3 and rel(ht, rs) < 3e-3
+
+
 def test_workspace_reuse_and_empty_cache(device):
     inp = make_inputs(1, 64, 1, 1, 32, 32, "none", torch.float32, device, seed=1)
     workspace.empty_cache()

@@ -32,38 +32,71 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-# Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
-# prints the winner.
-STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 2}
+# Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps the candidates and prints
+# the winner. Compiled for sm_90a (ptxas -v, K=V=128): split_f16 BV=32/4 warps/2 stages: 200 regs,
+# no spills; BV=64 or 3 stages spill 136-156 B; the tf32 path spills 72-224 B (fp16->fp32 operand
+# conversion in registers).
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True}
 STATE_CANDIDATES = [
-    {"BV": 32, "num_warps": 4, "num_stages": 2},
-    {"BV": 64, "num_warps": 4, "num_stages": 2},
-    {"BV": 64, "num_warps": 8, "num_stages": 2},
-    {"BV": 32, "num_warps": 4, "num_stages": 3},
-    {"BV": 16, "num_warps": 4, "num_stages": 2},
+    {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True},
+    {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True},
+    {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": True},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
+    {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": False},
+    {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": False},
 ]
 
 
 @triton.jit
+def _split_f16(x):
+    """fp32 ``x`` -> (hi, lo, 1/s) with ``x * s = hi + lo`` to ~22 bits, hi/lo fp16, max|x*s| = 2^14."""
+    s = 16384.0 / tl.maximum(tl.max(tl.abs(x)), 1e-30)
+    xs = x * s
+    hi = xs.to(tl.float16)
+    lo = (xs - hi.to(tl.float32)).to(tl.float16)
+    return hi, lo, 1.0 / s
+
+
+@triton.jit
 def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s, slot, t0, eos,
-                HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr):
+                HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr,
+                SPLIT_F16: tl.constexpr):
     """One chunk: returns the new state, stores the chunk's output rows."""
     hv64 = hv.to(tl.int64)
     slot = slot.to(tl.int64)
     rk = tl.arange(0, K)
     rc = tl.arange(0, C)
     o_ck = slot * C * K + rc[:, None] * K + rk[None, :]
-    b_w = tl.load(w + hv64 * s_w + o_ck).to(tl.float32)
-    b_qg = tl.load(qg + hv64 * s_qg + o_ck).to(tl.float32)
-    b_kg = tl.load(kg + hv64 * s_kg + o_ck).to(tl.float32)
+    b_w = tl.load(w + hv64 * s_w + o_ck)
+    b_qg = tl.load(qg + hv64 * s_qg + o_ck)
+    b_kg = tl.load(kg + hv64 * s_kg + o_ck)
     b_u = tl.load(u + hv64 * s_u + slot * C * V + rc[:, None] * V + cv[None, :])
-    b_a = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[:, None] * C + rc[None, :]).to(tl.float32)
+    b_a = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[:, None] * C + rc[None, :])
     b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
 
-    b_vn = b_u - tl.dot(b_w, b_s, input_precision=PREC)
-    b_o = tl.dot(b_qg, b_s, input_precision=PREC)
-    b_o = tl.dot(b_a, b_vn, b_o, input_precision=PREC)
-    b_s = tl.dot(tl.trans(b_kg), b_vn, b_s * b_gc[:, None], input_precision=PREC)
+    if SPLIT_F16:
+        # fp16 operands, the fp32 right-hand sides split into hi + lo halves after scaling their
+        # max to 2^14 (22-bit significand, no fp16 range issue); products exact, fp32 accumulate
+        s_hi, s_lo, inv_s = _split_f16(b_s)
+        w16 = b_w.to(tl.float16)
+        q16 = b_qg.to(tl.float16)
+        b_ws = tl.dot(w16, s_hi, tl.dot(w16, s_lo))
+        b_qs = tl.dot(q16, s_hi, tl.dot(q16, s_lo))
+        b_vn = b_u - b_ws * inv_s
+        v_hi, v_lo, inv_v = _split_f16(b_vn)
+        a16 = b_a.to(tl.float16)
+        k16t = tl.trans(b_kg.to(tl.float16))
+        b_o = b_qs * inv_s + tl.dot(a16, v_hi, tl.dot(a16, v_lo)) * inv_v
+        b_s = b_s * b_gc[:, None] + tl.dot(k16t, v_hi, tl.dot(k16t, v_lo)) * inv_v
+    else:
+        b_w = b_w.to(tl.float32)
+        b_qg = b_qg.to(tl.float32)
+        b_kg = b_kg.to(tl.float32)
+        b_a = b_a.to(tl.float32)
+        b_vn = b_u - tl.dot(b_w, b_s, input_precision=PREC)
+        b_o = tl.dot(b_qg, b_s, input_precision=PREC)
+        b_o = tl.dot(b_a, b_vn, b_o, input_precision=PREC)
+        b_s = tl.dot(tl.trans(b_kg), b_vn, b_s * b_gc[:, None], input_precision=PREC)
 
     tok = (t0 + rc).to(tl.int64)
     tl.store(o + (tok[:, None] * HV + hv) * V + cv[None, :], b_o.to(o.dtype.element_ty),
@@ -79,7 +112,7 @@ def chunk_state_kernel(
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, PREC: tl.constexpr,
-    USE_WHILE: tl.constexpr,
+    USE_WHILE: tl.constexpr, SPLIT_F16: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
     states fp32."""
@@ -120,12 +153,12 @@ def chunk_state_kernel(
         c = 0
         while c < nch:
             b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC)
+                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
             c += 1
     else:
         for c in range(0, nch):
             b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC)
+                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
 
     if HAS_HT:
         if HAS_HT_IDX:

@@ -33,9 +33,9 @@ and its output rows are exactly zero (``tl.where``, so garbage or NaN padding in
 without it (prefill) it starts from a zero state, computes outputs and writes nothing. With
 ``cu_seqlens``, output rows past ``cu_seqlens[N]`` (CUDA-graph padding tokens) are zero-filled.
 
-Config table (``_CONFIGS``): ``(BV, num_warps)`` by ``N * HV`` and state layout. The entries are
-first guesses; they MUST be confirmed on the H200 by ``benchmarks/bench_kda_decode.py``, which
-sweeps every (BV, num_warps) candidate per N and prints the winner (``best_cfg`` column / JSON).
+Config table (``_CONFIGS``): ``(BV, num_warps)`` by ``N * HV`` and state layout, chosen from the
+sweep of ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N; the winner is
+its ``best_cfg`` column), measurement cited next to the table.
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
@@ -60,13 +60,15 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
 # module attribute (read at call time) so benchmarks/tests can flip it
 _FAST_LAUNCH = (not _INTERPRET) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
 
-# (BV, num_warps) per (upper bound of N*HV, state_v_first). First match wins. GUESSES until the
-# sweep of benchmarks/bench_kda_decode.py on the H200 (H=HV=32, K=V=128, fp32 pool) confirms
-# them: small batches want many small tiles (N=1, HV=32, BV=16 -> 256 CTAs on 132 SMs), large
-# batches want bigger tiles (fewer, longer-lived CTAs, 16 KiB of state each at BV=32).
+# (BV, num_warps) per (upper bound of N*HV, state_v_first). First match wins. Chosen by the sweep
+# of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32, K=V=128, fp32 V-first pool,
+# CUDA-graph medians, benchmarks/results/kda_decode_*.json): N=1 16x2 3.30 us (16x4 3.34);
+# N=2 8x2 4.27 us; N>=8 8x1 wins everywhere (N=8 8.36 us vs 9.63 for 32x4; N=512 95.7% of copy
+# bandwidth vs 93.4%). Small tiles mean many CTAs in flight, which is what a bandwidth-bound
+# stream of 64 KiB states needs. The K-first layout is not swept and reuses the same table.
 _CONFIGS = {
-    True: ((64, (16, 2)), (512, (32, 4)), (None, (32, 4))),   # V-first [V, K] (serving layout)
-    False: ((64, (16, 2)), (512, (32, 4)), (None, (32, 4))),  # K-first [K, V]: not swept yet
+    True: ((32, (16, 2)), (64, (8, 2)), (None, (8, 1))),   # V-first [V, K] (serving layout)
+    False: ((32, (16, 2)), (64, (8, 2)), (None, (8, 1))),  # K-first [K, V]: not swept
 }
 # what the benchmark sweeps
 CONFIG_CANDIDATES = tuple(
