@@ -34,6 +34,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import kimiops  # noqa: E402
 from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
@@ -293,6 +294,19 @@ def main():
         if "fla_error" in row:
             print("     FLA error:", row["fla_error"])
     first = res["rows"][0] if res["rows"] else {}
+    # host cost of the public API at N=1 next to the sandbox's floor for any launch
+    case1 = Case(1, pool, gen)
+    api = lambda: kimiops.fused_recurrent_kda(  # noqa: E731
+        case1.q, case1.k, case1.v, case1.g, case1.beta, initial_state=pool, ssm_state_indices=case1.idx,
+        cu_seqlens=case1.cu, state_v_first=True, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+        use_beta_sigmoid_in_kernel=True, A_log=case1.A_log, dt_bias=case1.dt_bias)
+    tiny = torch.zeros(16, device="cuda")
+    res["host_n1"] = {
+        "api_wall_us, api_launch_us": host_us(api),
+        "torch_add__wall_us, launch_us": host_us(lambda: tiny.add_(1)),
+        "torch_empty_wall_us, launch_us": host_us(lambda: torch.empty(1, 1, HV, V, device="cuda", dtype=torch.bfloat16)),
+    }
+    print("host time N=1 (wall, until return) us:", json.dumps(res["host_n1"]))
     if "ours_wall_us_jit_path" in first:
         print(f"host time N={first['N']}: fast launch {first['ours_launch_us']:.1f} us (wall {first['ours_wall_us']:.1f}), "
               f"Triton JIT path {first['ours_launch_us_jit_path']:.1f} us (wall {first['ours_wall_us_jit_path']:.1f})")

@@ -216,7 +216,7 @@ def main():
     ap.add_argument("--no-sweep", action="store_true", help="skip the config sweep")
     ap.add_argument("--intra", default="", help="intra config override, e.g. BK=16,num_warps=4")
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
-    ap.add_argument("--rep", type=int, default=40, help="do_bench rep (ms) per measurement")
+    ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args()
     if not torch.cuda.is_available():

@@ -37,6 +37,15 @@ def _dtype_names(dtypes: Sequence[torch.dtype]) -> str:
     return "/".join(str(d).replace("torch.", "") for d in dtypes)
 
 
+def _shape_matches(actual: torch.Size, want: Sequence[int | None]) -> bool:
+    if len(actual) != len(want):
+        return False
+    for w, a in zip(want, actual):
+        if w is not None and w != a:
+            return False
+    return True
+
+
 def check_tensor(
     name: str,
     t: object,
@@ -57,18 +66,16 @@ def check_tensor(
             raise ValueError(
                 f"{name}: expected {' or '.join(map(str, allowed))} dimensions, got shape {tuple(t.shape)}"
             )
-    if shape is not None:
-        ok = t.dim() == len(shape) and all(s is None or s == d for s, d in zip(shape, t.shape))
-        if not ok:
-            want = "[" + ", ".join("*" if s is None else str(s) for s in shape) + "]"
-            raise ValueError(f"{name}: expected shape {want}, got {list(t.shape)}")
+    if shape is not None and not _shape_matches(t.shape, shape):
+        want = "[" + ", ".join("*" if s is None else str(s) for s in shape) + "]"
+        raise ValueError(f"{name}: expected shape {want}, got {list(t.shape)}")
     if dtypes is not None and t.dtype not in dtypes:
         raise TypeError(f"{name}: expected dtype {_dtype_names(dtypes)}, got {t.dtype}")
     if device is not None and t.device != device:
         raise ValueError(f"{name}: expected a tensor on {device}, got one on {t.device}")
     if contiguous and not t.is_contiguous():
         raise ValueError(f"{name}: expected a contiguous tensor, got strides {t.stride()}")
-    if last_dim_contiguous and t.dim() > 0 and t.shape[-1] > 1 and t.stride(-1) != 1:
+    if last_dim_contiguous and t.stride(-1) != 1 and t.dim() > 0 and t.shape[-1] > 1:
         raise ValueError(f"{name}: expected the last dimension contiguous (stride 1), got strides {t.stride()}")
     return t
 

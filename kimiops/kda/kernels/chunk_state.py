@@ -22,9 +22,14 @@ or, with ``STATE_V_FIRST``, ``[.., V, K]``.
 Grid: ``(N, HV, V // BV)``; the loop over chunks has a runtime trip count ``cdiv(len_n, C)``
 read from ``cu_seqlens`` on the device (zero-length sequences copy h0 to ht).
 
-Numerics: exponentials were all taken by the intra stage (arguments <= 0). The three products
-with the state use fp32 operands on tensor cores with ``PREC`` (tf32 by default, 11-bit
-significand; fp16-stored operands convert to tf32 exactly); accumulation and S are fp32.
+Numerics: exponentials were all taken by the intra stage (arguments <= 0). Default
+(``split_f16``): the fp32 right-hand sides of the products (S, then v') are scaled so their max
+is 2^14 and split into fp16 ``hi + lo`` halves (~22-bit significand, no fp16 range issue), so
+every product is an fp16 tensor-core dot with exact products and fp32 accumulation, the fp16
+scratch operands (w, qg, kg, A_qk) feed the tensor cores straight from shared memory, and S is
+represented more precisely than tf32 would (11 bits). The two max reductions per chunk sit on the
+sequential path. Alternative (``split_f16=False``): fp32 operands with ``PREC`` (tf32). S and all
+accumulators are fp32.
 """
 
 from __future__ import annotations

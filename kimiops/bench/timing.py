@@ -1,0 +1,110 @@
+"""Measurement primitives shared by every benchmark: the machine's two ceilings and timers.
+
+All timers return microseconds. ``triton.testing.do_bench`` is used with ``return_mode="median"``;
+CUDA-graph timings capture the callables back to back in one graph and divide a replay's time by
+their number (host launch overhead removed).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+
+def _do_bench(fn, warmup_ms: int = 10, rep_ms: int = 50) -> float:
+    from triton.testing import do_bench
+
+    return do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median") * 1e3
+
+
+def copy_bandwidth(nbytes: int = 2**30) -> float:
+    """Bytes/s of a device-to-device copy of ``nbytes``, counting bytes read plus written."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    us = _do_bench(lambda: dst.copy_(src), rep_ms=100)
+    del src, dst
+    return 2 * nbytes / (us * 1e-6)
+
+
+def matmul_rate(n: int = 8192) -> float:
+    """bf16 FLOP/s of an ``n x n x n`` product on random data (cuBLAS through torch)."""
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    us = _do_bench(lambda: a @ b, rep_ms=200)
+    del a, b
+    return 2 * n**3 / (us * 1e-6)
+
+
+def eager_us(fn, warmup_ms: int = 10, rep_ms: int = 50) -> float:
+    """Median device time of ``fn`` called eagerly (do_bench; L2 flushed between calls)."""
+    return _do_bench(fn, warmup_ms, rep_ms)
+
+
+def graph_us(fns, replays: int = 20) -> float:
+    """Median per-call time of the callables ``fns`` captured back to back in one CUDA graph."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up (compilation, allocator) outside the capture
+        for fn in fns[:2]:
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for fn in fns:
+            fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(replays):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / len(fns))
+    del graph
+    return statistics.median(times)
+
+
+def host_us(fn, iters: int = 200) -> tuple[float, float]:
+    """Median host times of one call: (until the GPU finished, until the call returned)."""
+    fn()
+    torch.cuda.synchronize()
+    walls, launches = [], []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        walls.append(time.perf_counter() - t0)
+        launches.append(t1 - t0)
+    return statistics.median(walls) * 1e6, statistics.median(launches) * 1e6
+
+
+def environment() -> dict:
+    """Device, versions and date for a results file."""
+    import datetime
+    import platform
+
+    import triton
+
+    info = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+    }
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info.update(device=props.name, capability=f"{props.major}.{props.minor}", sms=props.multi_processor_count)
+    try:
+        import fla
+
+        info["fla"] = getattr(fla, "__version__", "unknown")
+    except ImportError:
+        info["fla"] = None
+    return info
