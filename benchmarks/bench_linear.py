@@ -10,15 +10,17 @@ What it does, in one process:
 
 1. Copy bandwidth: median of a 1 GiB device-to-device copy, counting read + write.
 2. Sweep, per (N, K) and M: cuBLAS (``torch.mm``, the GEMM ``torch.addmm`` runs without bias)
-   and the Triton kernel over ``SPLIT_TARGETS x TILE_CANDIDATES`` of
-   :mod:`kimiops.gemm.skinny`. Each is timed as CUDA-graph replay of one call per weight copy
+   and the Triton kernel over the shape-level choices (``block_n`` in ``BLOCK_N_CANDIDATES``,
+   plus ``SMALL_N_BLOCK_N`` for N <= 2624, times the wave-balanced K splits of
+   ``split_candidates``) and the per-M ``TILE_CANDIDATES`` of :mod:`kimiops.gemm.skinny`. Each is timed as CUDA-graph replay of one call per weight copy
    over enough rotating copies (>= 3x the 60 MB L2) that every call streams its weight from HBM;
    ``triton.testing.do_bench(return_mode="median")`` times the replay (it also flushes L2
    before each replay); time per call = replay time / copies. Every candidate's output is
    checked against cuBLAS before its time counts.
-3. Table: per (N, K) the K split that maximizes the geometric mean over M of the speedup auto
-   would get (the K split is shared by all M so that rows are batch invariant); per M the
-   fastest tile, kept only where it beats cuBLAS by ``--margin``. Written to ``--table-out``.
+3. Table: per (N, K) the (block_n, K split) that maximizes the geometric mean over M of the
+   speedup auto would get (shared by all M so that rows are batch invariant); per M the
+   fastest tile, kept only where it beats cuBLAS by ``--margin``. Every candidate's best time
+   per M is recorded under ``candidates`` in the results JSON. Written to ``--table-out``.
 4. Verification: the public ``kimiops.gemm.linear.linear(backend="auto")`` with that table,
    timed the same way (graph, cold L2) and eagerly (do_bench, L2 flushed), against cuBLAS.
    Speedups, % of copy bandwidth (bytes = weight + x + y) and the acceptance summary are
@@ -45,7 +47,8 @@ from triton.testing import do_bench
 from kimiops.arch import device_family
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
-from kimiops.gemm.skinny import SPLIT_TARGETS, TILE_CANDIDATES, SkinnyConfig, block_k_for, block_m_for, k_split_for, skinny_linear
+from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
+                                  block_m_for, fit_stages, skinny_linear, split_candidates)
 
 SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
           (2048, 4096), (7168, 2048), (2048, 7168), (4096, 7168), (7168, 18432)]
@@ -106,54 +109,144 @@ def geomean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
-def sweep_shape(N, K, ms, weights, args, log):
-    """Times cuBLAS and every candidate for each M; returns (cublas_us, {k_split: {M: [(cfg, us)]}})."""
+def _compile_job(job) -> str | None:
+    """Worker: compile (by running once) one kernel variant so the parent finds it in Triton's
+    disk cache. Same N, K, k_split and dtypes as the real call, so the same specialization."""
+    N, K, M, cfg, bias, out_dtype = job
+    try:
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(N, device="cuda", dtype=torch.bfloat16) if bias else None
+        y = torch.empty(M, N, device="cuda", dtype=getattr(torch, out_dtype))
+        skinny_linear(x, w, b, y, SkinnyConfig(**cfg))
+        torch.cuda.synchronize()
+        return None
+    except Exception as exc:  # noqa: BLE001 - reported, the sweep marks the config invalid
+        return f"{cfg}: {type(exc).__name__}"
+
+
+def precompile(jobs, workers: int, log) -> None:
+    """Compiles kernel variants in parallel processes (Triton compiles are single-threaded)."""
+    import concurrent.futures
+    import multiprocessing
+
+    def key(job):  # the constexprs that make a distinct compiled kernel
+        N, K, M, cfg, bias, out = job
+        splits = triton.cdiv(K, cfg["k_split"])
+        return (tuple(sorted(cfg.items() - {("k_split", cfg["k_split"])})), splits > 1,
+                min(8, triton.next_power_of_2(splits)), N % cfg["block_n"] == 0, K % cfg["block_k"] == 0, bias, out)
+
+    jobs = list({key(j): j for j in jobs}.values())
+    started = time.time()
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        failed = [r for r in pool.map(_compile_job, jobs) if r]
+    log(f"precompiled {len(jobs)} variants in {time.time() - started:.1f}s ({len(failed)} failed)")
+
+
+def sweep_jobs(shapes, ms):
+    jobs = []
+    for N, K in shapes:
+        block_k = block_k_for(K)
+        for bn, ks in shape_candidates(N, K):
+            for M in ms:
+                bm = block_m_for(M)
+                for num_warps, num_stages in TILE_CANDIDATES:
+                    cfg = dict(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
+                               num_stages=fit_stages(bn, bm, block_k, num_stages))
+                    jobs.append((N, K, M, tuple(sorted(cfg.items())), False, "bfloat16"))
+    return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
+
+
+def test_jobs(shapes, family):
+    """The variants the GPU tests compile (auto and forced triton, bias on/off, bf16/fp32 out)."""
+    jobs = []
+    for N, K in shapes:
+        for M in (1, 4, 8, 16, 32, 64):
+            cfgs = {dispatch.triton_config(family, M, N, K), dispatch.auto_config(family, M, N, K)} - {None}
+            for cfg in cfgs:
+                for bias in (False, True):
+                    for out in ("bfloat16", "float32"):
+                        jobs.append((N, K, M, tuple(sorted(dataclasses.asdict(cfg).items())), bias, out))
+    return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
+
+
+def shape_candidates(N: int, K: int) -> list[tuple[int, int]]:
+    """Shape-level choices (block_n, k_split): they fix the K order, so all M share one."""
     block_k = block_k_for(K)
-    k_splits = sorted({k_split_for(N, K, block_k, t) for t in SPLIT_TARGETS})
-    cublas, ours = {}, {ks: {} for ks in k_splits}
+    heights = BLOCK_N_CANDIDATES + ((SMALL_N_BLOCK_N,) if N <= 2624 else ())
+    return [(bn, ks) for bn in heights for ks in split_candidates(N, K, bn, block_k)]
+
+
+def try_config(x, w, y, cfg):
+    """Runs ``cfg`` once; returns None if it does not launch (e.g. out of shared memory)."""
+    try:
+        skinny_linear(x, w, None, y, cfg)
+        torch.cuda.synchronize()
+        return True
+    except Exception as exc:  # noqa: BLE001 - triton OutOfResources and compile failures
+        return exc
+
+
+def sweep_shape(N, K, ms, weights, args, log):
+    """Times cuBLAS and every candidate for each M.
+
+    Returns (cublas_us, {(block_n, k_split): {M: [(cfg, us)]}})."""
+    block_k = block_k_for(K)
+    cands = shape_candidates(N, K)
+    cublas, ours = {}, {c: {} for c in cands}
     for M in ms:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         cublas[M] = graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, args.warmup, args.rep)
         expect = torch.mm(x, weights[0].t())
-        for ks in k_splits:
-            ours[ks][M] = []
-            for block_n, num_warps, num_stages in TILE_CANDIDATES:
-                cfg = SkinnyConfig(block_n=block_n, block_m=block_m_for(M), block_k=block_k, k_split=ks,
-                                   num_warps=num_warps, num_stages=num_stages)
-                skinny_linear(x, weights[0], None, y, cfg)
-                err = rel_err(y, expect)
+        for bn, ks in cands:
+            ours[(bn, ks)][M] = []
+            seen = set()
+            for num_warps, num_stages in TILE_CANDIDATES:
+                bm = block_m_for(M)
+                cfg = SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks,
+                                   num_warps=num_warps, num_stages=fit_stages(bn, bm, block_k, num_stages))
+                if cfg in seen:
+                    continue
+                seen.add(cfg)
+                ok = try_config(x, weights[0], y, cfg)
+                err = rel_err(y, expect) if ok is True else float("nan")
                 if not err <= 1e-2:
-                    log(f"  INVALID {cfg} at M={M}: rel err vs cuBLAS {err:.3g}")
-                    ours[ks][M].append((cfg, None))
+                    log(f"  INVALID {cfg} at M={M}: {ok if ok is not True else f'rel err vs cuBLAS {err:.3g}'}")
+                    ours[(bn, ks)][M].append((cfg, None))
                     continue
                 us = graph_us(lambda w: skinny_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
-                ours[ks][M].append((cfg, us))
+                ours[(bn, ks)][M].append((cfg, us))
     return cublas, ours
 
 
 def choose(cublas, ours, margin):
-    """K split maximizing the geomean of auto's speedup over M; per M the best tile or cuBLAS."""
-    def best(ks, M):
-        timed = [(us, cfg) for cfg, us in ours[ks][M] if us is not None]
+    """Shape-level (block_n, k_split) maximizing the geomean of auto's speedup over M; per M the
+    best tile or cuBLAS. Also returns the per-candidate summary (best us per M) for the record."""
+    def best(c, M):
+        timed = [(us, cfg) for cfg, us in ours[c][M] if us is not None]
         return min(timed, key=lambda t: t[0]) if timed else (math.inf, None)
 
-    def auto_speedup(ks, M):
-        s = cublas[M] / best(ks, M)[0]
+    def auto_speedup(c, M):
+        s = cublas[M] / best(c, M)[0]
         return s if s >= margin else 1.0
 
-    ks = max(ours, key=lambda k: geomean(auto_speedup(k, M) for M in cublas))
+    chosen = max(ours, key=lambda c: geomean(auto_speedup(c, M) for M in cublas))
     buckets = []
     for M in sorted(cublas):
-        us, cfg = best(ks, M)
+        us, cfg = best(chosen, M)
         bucket = {"m_max": M, "cublas_us": round(cublas[M], 3)}
         if cfg is not None and cublas[M] / us >= margin:
-            bucket.update(backend="triton", block_n=cfg.block_n, block_m=cfg.block_m, num_warps=cfg.num_warps,
+            bucket.update(backend="triton", block_m=cfg.block_m, num_warps=cfg.num_warps,
                           num_stages=cfg.num_stages, us=round(us, 3), speedup=round(cublas[M] / us, 3))
         else:
             bucket.update(backend="cublas", best_triton_us=round(us, 3) if cfg is not None else None)
         buckets.append(bucket)
-    return ks, buckets
+    record = [{"block_n": c[0], "k_split": c[1],
+               "best_us": {str(M): (round(best(c, M)[0], 3) if best(c, M)[1] else None) for M in sorted(cublas)},
+               "auto_geomean": round(geomean(auto_speedup(c, M) for M in cublas), 4)} for c in ours]
+    return chosen, buckets, record
 
 
 def measure_auto(N, K, ms, weights, copy_bw, args):
@@ -195,8 +288,11 @@ def main() -> None:
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="NxK,NxK,... (default: the issue's grid)")
     p.add_argument("--ms", type=lambda s: tuple(int(v) for v in s.split(",")), default=MS)
     p.add_argument("--margin", type=float, default=1.03, help="speedup over cuBLAS a table entry needs")
-    p.add_argument("--warmup", type=int, default=5, help="do_bench warmup, ms")
-    p.add_argument("--rep", type=int, default=25, help="do_bench repetition time, ms")
+    p.add_argument("--workers", type=int, default=12, help="processes that precompile kernel variants")
+    p.add_argument("--warm-tests", action="store_true",
+                   help="after writing the table, precompile the variants tests/gemm's GPU tests use")
+    p.add_argument("--warmup", type=int, default=3, help="do_bench warmup, ms")
+    p.add_argument("--rep", type=int, default=12, help="do_bench repetition time, ms")
     args = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("bench_linear.py needs a CUDA GPU")
@@ -214,12 +310,17 @@ def main() -> None:
              "date": datetime.date.today().isoformat(), "torch": torch.__version__, "triton": triton.__version__,
              "min_speedup": args.margin, "timing": "CUDA-graph replay over rotating weights (cold L2), median",
              "shapes": {}}
+    sweep_record = {}
+    if args.workers > 0:
+        precompile(sweep_jobs(args.shapes, args.ms), args.workers, log)
     for N, K in args.shapes:
         weights = rotating_weights(N, K)
         cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
-        ks, buckets = choose(cublas, ours, args.margin)
-        table["shapes"][dispatch.shape_key(N, K)] = {"block_k": block_k_for(K), "k_split": ks, "buckets": buckets}
-        log(f"N={N} K={K} copies={len(weights)} k_split={ks}: " + ", ".join(
+        (bn, ks), buckets, record = choose(cublas, ours, args.margin)
+        table["shapes"][dispatch.shape_key(N, K)] = {"block_k": block_k_for(K), "k_split": ks, "block_n": bn,
+                                                     "buckets": buckets}
+        sweep_record[dispatch.shape_key(N, K)] = record
+        log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks}: " + ", ".join(
             f"M={b['m_max']} {b['backend']} {b.get('speedup', 1.0)}x" for b in buckets))
         del weights
 
@@ -234,6 +335,8 @@ def main() -> None:
         shutil.copy(table_out, Path(tmp) / f"{family}.json")
         dispatch.TABLE_DIR = Path(tmp)
         dispatch.table_for.cache_clear()
+        if args.warm_tests and args.workers > 0:
+            precompile(test_jobs(args.shapes, family), args.workers, log)
         cells = []
         for N, K in args.shapes:
             weights = rotating_weights(N, K)
@@ -267,8 +370,10 @@ def main() -> None:
         "copy_bw_tb_s": round(copy_bw / 1e12, 4),
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
-                     "split_targets": list(SPLIT_TARGETS), "tile_candidates": [list(t) for t in TILE_CANDIDATES]},
+                     "block_n_candidates": list(BLOCK_N_CANDIDATES), "small_n_block_n": SMALL_N_BLOCK_N,
+                     "tile_candidates": [list(t) for t in TILE_CANDIDATES]},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
+        "candidates": sweep_record,
         "wall_s": round(time.time() - started, 1),
     }
     out_dir = Path(args.out)

@@ -3,17 +3,19 @@
 A table is a JSON file ``kimiops/gemm/tables/<family>.json`` written by
 ``benchmarks/bench_linear.py`` on a GPU of that family::
 
-    {"format": 1, "family": "sm90", "device": ..., "date": ..., "torch": ..., "triton": ...,
+    {"format": 2, "family": "sm90", "device": ..., "date": ..., "torch": ..., "triton": ...,
      "min_speedup": 1.03,
-     "shapes": {"<N>x<K>": {"block_k": 128, "k_split": 1024,
-                            "buckets": [{"m_max": 1, "backend": "triton", "block_n": 64,
-                                         "block_m": 16, "num_warps": 4, "num_stages": 4,
+     "shapes": {"<N>x<K>": {"block_k": 128, "k_split": 1024, "block_n": 64,
+                            "buckets": [{"m_max": 1, "backend": "triton", "block_m": 16,
+                                         "num_warps": 4, "num_stages": 4,
                                          "us": 5.1, "cublas_us": 9.9}, ...]}}}
 
 Buckets are sorted by ``m_max``; bucket ``i`` covers ``m_max[i-1] < M <= m_max[i]``. A bucket
 says ``"triton"`` only where the kernel beat cuBLAS by ``min_speedup`` in that measurement.
-``block_k``/``k_split`` (the reduction order over K) belong to the shape, not the bucket, so a
-row's bits do not depend on M under the Triton backend.
+``block_k``/``k_split`` (the reduction order over K) and ``block_n`` (the weight-tile height,
+which also fixes the MMA instruction family: ``mma.sync`` below 64 rows, ``wgmma`` from 64 on
+Hopper) belong to the shape, not the bucket, so a row's bits do not depend on M under the
+Triton backend. Format 1 (``block_n`` per bucket) is no longer read.
 
 ``backend="auto"`` takes the table's Triton config where one exists and cuBLAS everywhere else
 (no table for the family, shape not listed, M outside every bucket, bucket says cuBLAS).
@@ -26,11 +28,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from kimiops.gemm.skinny import SkinnyConfig, block_m_for, default_config
+from kimiops.gemm.skinny import SkinnyConfig, block_m_for, default_config, default_stages
 
 TABLE_DIR = Path(__file__).resolve().parent / "tables"
-TABLE_FORMAT = 1
-_TILE_FIELDS = ("block_n", "block_m", "num_warps", "num_stages")
+TABLE_FORMAT = 2
+_TILE_FIELDS = ("block_m", "num_warps", "num_stages")
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Bucket:
 class ShapeEntry:
     block_k: int
     k_split: int
+    block_n: int
     buckets: tuple[Bucket, ...]
 
     def bucket(self, M: int) -> Bucket | None:
@@ -75,6 +78,8 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
         where = f"shapes[{key!r}]"
         block_k = _field(source, where, entry, "block_k")
         k_split = _field(source, where, entry, "k_split")
+        block_n = _field(source, where, entry, "block_n")
+        SkinnyConfig(block_n=block_n, block_m=16, block_k=block_k, k_split=k_split)  # validates
         buckets = []
         for i, b in enumerate(entry.get("buckets", [])):
             bwhere = f"{where}.buckets[{i}]"
@@ -82,7 +87,7 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
             backend = _field(source, bwhere, b, "backend", str)
             if backend == "triton":
                 tiles = {name: _field(source, bwhere, b, name) for name in _TILE_FIELDS}
-                config = SkinnyConfig(block_k=block_k, k_split=k_split, **tiles)
+                config = SkinnyConfig(block_n=block_n, block_k=block_k, k_split=k_split, **tiles)
             elif backend == "cublas":
                 config = None
             else:
@@ -90,7 +95,7 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
             buckets.append(Bucket(m_max, config))
         if [b.m_max for b in buckets] != sorted({b.m_max for b in buckets}):
             raise ValueError(f"{source}: {where}.buckets: expected strictly increasing m_max")
-        parsed[key] = ShapeEntry(block_k, k_split, tuple(buckets))
+        parsed[key] = ShapeEntry(block_k, k_split, block_n, tuple(buckets))
     return parsed
 
 
@@ -113,11 +118,13 @@ def auto_config(family: str, M: int, N: int, K: int) -> SkinnyConfig | None:
 
 def triton_config(family: str, M: int, N: int, K: int) -> SkinnyConfig:
     """The config ``backend="triton"`` runs: the measured one where the table has it, otherwise
-    the table's K decomposition for the shape (or the default one) with default tiles."""
+    the table's K decomposition and ``block_n`` for the shape (or the default ones) with default
+    tiles, so every M of a shape sums over K in the same order."""
     entry = table_for(family).get(shape_key(N, K))
     if entry is None:
         return default_config(N, K, M)
     bucket = entry.bucket(M)
     if bucket is not None and bucket.config is not None:
         return bucket.config
-    return SkinnyConfig(block_n=64, block_m=block_m_for(M), block_k=entry.block_k, k_split=entry.k_split)
+    return SkinnyConfig(block_n=entry.block_n, block_m=block_m_for(M), block_k=entry.block_k, k_split=entry.k_split,
+                        num_stages=default_stages(entry.block_n, block_m_for(M), entry.block_k))

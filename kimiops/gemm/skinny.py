@@ -11,8 +11,11 @@ What it computes
 Grid
     ``(cdiv(N, BLOCK_N), splits, cdiv(M, BLOCK_M))``. ``splits = cdiv(K, k_split)`` cuts K into
     chunks of ``k_split`` (a multiple of ``BLOCK_K``) so that programs fill the GPU when
-    ``N / BLOCK_N`` alone cannot (132 SMs on the H200). The K loop of each program is software
-    pipelined ``num_stages`` deep so several weight tiles are in flight per SM.
+    ``N / BLOCK_N`` alone cannot (132 SMs on the H200). The candidates come from
+    :func:`split_candidates`: no split when there are enough weight tiles, otherwise the fewest
+    splits whose program count is wave balanced (mean/max programs per SM >= 0.9: 192 programs
+    on 132 SMs leave 60 SMs doing twice the work of the rest). The K loop of each program is
+    software pipelined ``num_stages`` deep so several weight tiles are in flight per SM.
 
 Numerics
     fp32 accumulation (``tl.dot`` with the accumulator chained through every ``BLOCK_K`` step),
@@ -21,22 +24,28 @@ Numerics
     ``[splits, M, N]``; an int32 arrival counter per output tile (integer atomic, acq_rel) finds
     the last split to finish, and that program sums the partials in the fixed order
     ``0, 1, ..., splits-1``, applies bias, writes ``y`` and resets the counter to 0 for the next
-    call. No floating-point atomics.
+    call. No floating-point atomics. The partial loads are unrolled ``REDUCE_UNROLL`` (<= 8)
+    at a time so a group costs one L2 round trip; the first version loaded them one after
+    another, which made the hand-off cost ``splits`` dependent round trips (the 5.2 us floor
+    of the 4 MB shapes in ``benchmarks/results/linear_sm90_round1.json``).
 
 Batch invariance
-    The K decomposition (``block_k``, ``k_split``) is chosen from ``(N, K)`` only (see
-    :mod:`kimiops.gemm.dispatch`), and the per-element sum order does not depend on which other
-    rows share the tile, so row ``m`` of ``y`` gets the same bits whatever ``M`` is and whatever
-    rows are batched with it. ``block_n``, ``block_m``, ``num_warps`` and ``num_stages`` may vary
-    with M: they change which program computes an element, not its sum order.
+    The K decomposition (``block_k``, ``k_split``) and ``block_n`` (which also picks the MMA
+    instruction: ``mma.sync`` below 64 rows, ``wgmma`` from 64 on Hopper) are chosen from
+    ``(N, K)`` only (see :mod:`kimiops.gemm.dispatch`), and the per-element sum order does not
+    depend on which other rows share the tile, so row ``m`` of ``y`` gets the same bits whatever
+    ``M`` is and whatever rows are batched with it. ``block_m``, ``num_warps`` and
+    ``num_stages`` may vary with M: they change which program computes an element, not its sum
+    order.
 
 Tuning (H200, bf16, CUDA-graph replay over rotating weights, cold L2)
-    ``benchmarks/bench_linear.py`` sweeps :data:`SPLIT_TARGETS` (programs aimed for when
-    choosing ``k_split``, with ``BLOCK_N = 64`` as the reference tile) times
-    :data:`TILE_CANDIDATES` per (N, K, M) and writes the winners into
-    ``kimiops/gemm/tables/sm90.json``; the measured times and speedups are recorded next to each
-    entry there and in ``benchmarks/results/``. :func:`default_config` is what runs when
-    ``backend="triton"`` is forced on a shape the table does not list.
+    ``benchmarks/bench_linear.py`` sweeps, per (N, K), ``block_n`` in
+    :data:`BLOCK_N_CANDIDATES` (+ :data:`SMALL_N_BLOCK_N` for N <= 2624) times the K splits of
+    :func:`split_candidates`, and per M the :data:`TILE_CANDIDATES` (num_warps, num_stages);
+    it writes the winners into ``kimiops/gemm/tables/sm90.json`` with the measured times and
+    speedups next to each entry, and every candidate's best time per M into
+    ``benchmarks/results/linear_sm90.json`` (``candidates``). :func:`default_config` is what
+    runs when ``backend="triton"`` is forced on a shape the table does not list.
 """
 
 from __future__ import annotations
@@ -49,13 +58,61 @@ import triton.language as tl
 
 from kimiops.gemm.scratch import split_k_scratch
 
-#: Programs aimed for when choosing the split of K (multiples of the H200's 132 SMs).
+#: Programs aimed for when choosing the split of K for :func:`default_config` (H200: 132 SMs).
 SPLIT_TARGETS = (132, 264, 528)
-#: Per-M tile candidates swept by the benchmark: (block_n, num_warps, num_stages).
-TILE_CANDIDATES = ((64, 4, 4), (64, 4, 6), (128, 4, 4), (128, 8, 3))
 #: Reference tile height used to turn a program target into a K split (independent of M).
 SPLIT_REFERENCE_BLOCK_N = 64
 DEFAULT_TARGET_PROGRAMS = 264
+#: SMs the wave-balance heuristic of :func:`split_candidates` plans for (H200).
+NUM_SMS = 132
+#: Weight-tile heights swept per shape (shape-level: fixes the MMA family and so the K order).
+BLOCK_N_CANDIDATES = (32, 64, 128)
+#: Extra tile height swept for small N, where N / 32 alone leaves SMs idle.
+SMALL_N_BLOCK_N = 16
+#: Per-M tiles swept by the benchmark: (num_warps, num_stages), stages clamped to shared memory.
+TILE_CANDIDATES = ((4, 3), (4, 6), (8, 4))
+#: Shared memory the pipelined weight + token tiles of one program may take (H200: 227 KiB/SM).
+SMEM_BUDGET = 200 * 1024
+
+
+def fit_stages(block_n: int, block_m: int, block_k: int, num_stages: int) -> int:
+    """``num_stages`` clamped so the staged weight and token tiles fit :data:`SMEM_BUDGET`."""
+    stage_bytes = (block_n + block_m) * block_k * 2
+    return max(2, min(num_stages, SMEM_BUDGET // stage_bytes))
+
+
+def default_stages(block_n: int, block_m: int, block_k: int) -> int:
+    return fit_stages(block_n, block_m, block_k, 4)
+
+
+def wave_efficiency(programs: int, num_sms: int = NUM_SMS) -> float:
+    """Mean over max programs per SM when ``programs`` equal programs spread over the SMs: the
+    fraction of the busiest SMs' time that the others are busy too."""
+    return (programs / num_sms) / triton.cdiv(programs, num_sms)
+
+
+def split_candidates(N: int, K: int, block_n: int, block_k: int, limit: int = 3) -> list[int]:
+    """K splits (``k_split`` values, in K elements) worth measuring for a tile height.
+
+    No split when there are at least ``0.45 * NUM_SMS`` weight tiles (fewer, fuller SMs but no
+    split-K hand-off); then the fewest splits whose
+    program count fills the SMs to >= 90% (wave balance), and the next such. A function of
+    ``(N, K, block_n, block_k)`` only.
+    """
+    n_tiles = triton.cdiv(N, block_n)
+    k_tiles = max(1, triton.cdiv(K, block_k))
+    out = []
+    if n_tiles >= 0.45 * NUM_SMS:
+        out.append(k_tiles * block_k)
+    for splits in range(2, min(k_tiles, 32) + 1):
+        ks = triton.cdiv(k_tiles, splits)
+        real = triton.cdiv(k_tiles, ks)
+        programs = n_tiles * real
+        if programs >= 0.9 * NUM_SMS and wave_efficiency(programs) >= 0.9 and ks * block_k not in out:
+            out.append(ks * block_k)
+        if len(out) >= limit:
+            break
+    return out
 
 
 @dataclass(frozen=True)
@@ -110,11 +167,13 @@ def block_m_for(M: int) -> int:
 def default_config(N: int, K: int, M: int) -> SkinnyConfig:
     """Configuration used when no measured table entry exists for ``(N, K, M)``."""
     block_k = block_k_for(K)
+    block_m = block_m_for(M)
     return SkinnyConfig(
         block_n=64,
-        block_m=block_m_for(M),
+        block_m=block_m,
         block_k=block_k,
         k_split=k_split_for(N, K, block_k, DEFAULT_TARGET_PROGRAMS),
+        num_stages=default_stages(64, block_m, block_k),
     )
 
 
@@ -125,6 +184,7 @@ def _skinny_linear_kernel(
     stride_xm, stride_wn, stride_ym,
     HAS_BIAS: tl.constexpr, SPLIT: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr,
+    REDUCE_UNROLL: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
@@ -167,12 +227,18 @@ def _skinny_linear_kernel(
         # Every thread's partial is stored before one thread announces arrival (release).
         tl.debug_barrier()
         counter = count_ptr + pid_m * tl.num_programs(0) + pid_n
+        splits = tl.num_programs(1)
         arrived = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
-        if arrived == tl.num_programs(1) - 1:
+        if arrived == splits - 1:
+            # Partials are summed in the fixed order 0, 1, ..., splits-1. The loads of a group of
+            # REDUCE_UNROLL splits are independent and issued together (one L2 round trip per
+            # group, not per split); splits past the end load 0.0, and x + 0.0 == x.
             total = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
-            for s in range(0, tl.num_programs(1)):
-                # .cg: read the other SMs' partials from L2, never from a stale L1 line.
-                total += tl.load(part_tile + s * tile_elems, mask=out_mask, other=0.0, cache_modifier=".cg")
+            for s0 in range(0, splits, REDUCE_UNROLL):
+                for i in tl.static_range(REDUCE_UNROLL):
+                    # .cg: read the other SMs' partials from L2, never from a stale L1 line.
+                    total += tl.load(part_tile + (s0 + i) * tile_elems, mask=out_mask & (s0 + i < splits),
+                                     other=0.0, cache_modifier=".cg")
             if HAS_BIAS:
                 total += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[:, None]
             tl.store(y_ptrs, total.to(y_ptr.dtype.element_ty), mask=out_mask)
@@ -214,6 +280,7 @@ def skinny_linear(
         HAS_BIAS=bias is not None, SPLIT=splits > 1,
         EVEN_N=N % config.block_n == 0, EVEN_K=K % config.block_k == 0,
         BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
-        NUM_STAGES=config.num_stages, num_warps=config.num_warps, num_stages=config.num_stages,
+        NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, triton.next_power_of_2(splits)),
+        num_warps=config.num_warps, num_stages=config.num_stages,
     )
     return out

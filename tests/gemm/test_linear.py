@@ -16,7 +16,8 @@ import torch.nn.functional as F
 import kimiops.gemm.linear as lin
 from kimiops.gemm import dispatch, scratch
 from kimiops.gemm.linear import linear
-from kimiops.gemm.skinny import SkinnyConfig, default_config, k_split_for, skinny_linear
+from kimiops.gemm.skinny import (SkinnyConfig, default_config, k_split_for, skinny_linear, split_candidates,
+                                 wave_efficiency)
 
 # (M, N, K): single tile, ragged N and K, several M tiles, K below one tile.
 SMALL = [(1, 64, 256), (3, 96, 200), (20, 128, 384), (5, 64, 40)]
@@ -226,14 +227,15 @@ def test_custom_ops_pass_opcheck(device):
 
 
 def _table(tmp_path, buckets, shape="2048x4096"):
-    data = {"format": 1, "family": "sm90", "shapes": {shape: {"block_k": 128, "k_split": 1024, "buckets": buckets}}}
+    data = {"format": 2, "family": "sm90",
+            "shapes": {shape: {"block_k": 128, "k_split": 1024, "block_n": 128, "buckets": buckets}}}
     path = tmp_path / "sm90.json"
     path.write_text(json.dumps(data))
     return path
 
 
 def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
-    tile = {"block_n": 128, "block_m": 16, "num_warps": 4, "num_stages": 5}
+    tile = {"block_m": 16, "num_warps": 4, "num_stages": 5}
     _table(tmp_path, [
         {"m_max": 1, "backend": "triton", **tile},
         {"m_max": 8, "backend": "cublas"},
@@ -242,7 +244,7 @@ def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
     monkeypatch.setattr(dispatch, "TABLE_DIR", tmp_path)
     dispatch.table_for.cache_clear()
     try:
-        want = SkinnyConfig(block_k=128, k_split=1024, **tile)
+        want = SkinnyConfig(block_n=128, block_k=128, k_split=1024, **tile)
         assert dispatch.auto_config("sm90", 1, 2048, 4096) == want
         assert dispatch.auto_config("sm90", 5, 2048, 4096) is None  # bucket says cuBLAS
         assert dispatch.auto_config("sm90", 9, 2048, 4096) == want
@@ -250,7 +252,9 @@ def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
         assert dispatch.auto_config("sm90", 1, 1024, 4096) is None  # shape not listed
         assert dispatch.auto_config("sm10x", 1, 2048, 4096) is None  # no table for the family
         forced = dispatch.triton_config("sm90", 5, 2048, 4096)  # table's K order, default tiles
-        assert (forced.block_k, forced.k_split) == (128, 1024)
+        assert (forced.block_k, forced.k_split, forced.block_n) == (128, 1024, 128)
+        forced = dispatch.triton_config("sm90", 40, 2048, 4096)  # beyond the buckets: same K order
+        assert (forced.block_k, forced.k_split, forced.block_n, forced.block_m) == (128, 1024, 128, 64)
         assert dispatch.triton_config("sm90", 1, 1024, 4096) == default_config(1024, 4096, 1)
     finally:
         dispatch.table_for.cache_clear()
@@ -258,13 +262,45 @@ def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("bucket,match", [
     ({"m_max": 1, "backend": "cutlass"}, "backend"),
-    ({"m_max": 1, "backend": "triton", "block_n": 64}, "block_m"),
+    ({"m_max": 1, "backend": "triton", "num_warps": 4}, "block_m"),
     ({"m_max": "1", "backend": "cublas"}, "m_max"),
 ])
 def test_dispatch_rejects_malformed_tables(tmp_path, bucket, match):
     path = _table(tmp_path, [bucket])
     with pytest.raises(ValueError, match=match):
         dispatch.parse_table(json.loads(path.read_text()), str(path))
+
+
+def test_dispatch_rejects_tables_without_shape_block_n_or_old_format(tmp_path):
+    path = _table(tmp_path, [{"m_max": 1, "backend": "cublas"}])
+    data = json.loads(path.read_text())
+    del data["shapes"]["2048x4096"]["block_n"]
+    with pytest.raises(ValueError, match="block_n"):
+        dispatch.parse_table(data, "t")
+    data["format"] = 1
+    with pytest.raises(ValueError, match="format 2"):
+        dispatch.parse_table(data, "t")
+
+
+def test_split_k_many_splits_fixed_order(device):
+    """More splits than one unrolled reduction group (8): result still exact to the fp32 sum."""
+    cfg = SkinnyConfig(block_n=64, block_m=16, block_k=32, k_split=32)  # 20 splits
+    x, w, b = make(3, 64, 640, device)
+    out32 = torch.empty(3, 64, device=device)
+    skinny_linear(x, w, b, out32, cfg)
+    assert rel_err(out32, reference(x, w, b)) <= 1e-5
+    again = skinny_linear(x, w, b, torch.empty_like(out32), cfg)
+    assert torch.equal(again, out32)
+
+
+def test_split_candidates_are_wave_balanced_and_shape_only():
+    for N, K in [(1024, 2048), (6144, 2048), (7168, 18432)]:
+        for bn in (16, 32, 64, 128):
+            for ks in split_candidates(N, K, bn, 128):
+                assert ks % 128 == 0
+                programs = -(-N // bn) * -(-K // ks)
+                assert ks == K or wave_efficiency(programs) >= 0.9
+    assert split_candidates(1024, 2048, 64, 128) == [256, 128]  # 128 and 256 programs
 
 
 def test_committed_tables_parse():
