@@ -11,6 +11,7 @@ Public API:
 from kimiops.arch import arch_family, device_family
 from kimiops.gemm.linear import linear
 from kimiops.kda import KDABackend, chunk_kda, fused_recurrent_kda, kda_gate, l2norm
+from kimiops.kda.workspace import empty_cache
 
 __version__ = "0.1.0"
 
@@ -19,6 +20,7 @@ __all__ = [
     "arch_family",
     "chunk_kda",
     "device_family",
+    "empty_cache",
     "fused_recurrent_kda",
     "kda_gate",
     "l2norm",

@@ -196,3 +196,13 @@ def test_value_checks_on_cuda_only_in_debug_mode(monkeypatch):
     assert not debug_enabled() and reads_values(torch.zeros(1))
     monkeypatch.setenv("KIMIOPS_DEBUG", "1")
     assert debug_enabled()
+
+
+def test_forced_triton_rejects_unsupported_head_dims(monkeypatch):
+    x = make_kda_inputs(1, 4, 1, 48, 48)
+    with pytest.raises(ValueError, match="head dims"):
+        kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, backend="triton")
+
+
+def test_empty_cache_is_public():
+    kimiops.empty_cache()
