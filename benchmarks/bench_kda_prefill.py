@@ -210,12 +210,64 @@ def sweep(rep):
     return results, best_intra["intra"], best_state["state"]
 
 
+ABLATE_INTRA = [  # (label, intra config overrides); ablate bits: see INTRA_CONFIG's comment
+    ("default", {}),
+    ("tf32 w/u 8w", {"wu_f16": 0, "num_warps": 8}),
+    ("f16 w/u 8w", {"wu_f16": 1, "num_warps": 8}),
+    ("f16 w/u 8w BVI128", {"wu_f16": 1, "num_warps": 8, "BVI": 128}),
+    ("f16 w/u 4w", {"wu_f16": 1, "num_warps": 4}),
+    ("f16 w/u 16w", {"wu_f16": 1, "num_warps": 16}),
+    ("-diag", {"wu_f16": 1, "ablate": 1}),
+    ("-offdiag", {"wu_f16": 1, "ablate": 2}),
+    ("-inverse", {"wu_f16": 1, "ablate": 4}),
+    ("-w/u dots", {"wu_f16": 1, "ablate": 8}),
+    ("-w/u/qg/kg stores", {"wu_f16": 1, "ablate": 16}),
+    ("-diag-offdiag", {"wu_f16": 1, "ablate": 3}),
+    ("loads+aqk+gc only", {"wu_f16": 1, "ablate": 31}),
+]
+ABLATE_STATE = [
+    ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),
+    ("BV32 4w 3st", {"BV": 32, "num_warps": 4, "num_stages": 3}),
+    ("BV16 4w 2st", {"BV": 16, "num_warps": 4, "num_stages": 2}),
+    ("BV16 2w 2st", {"BV": 16, "num_warps": 2, "num_stages": 2}),
+    ("BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2}),
+    ("BV64 8w 2st", {"BV": 64, "num_warps": 8, "num_stages": 2}),
+    ("BV32 8w 2st", {"BV": 32, "num_warps": 8, "num_stages": 2}),
+]
+
+
+def ablate(rep):
+    """Per-stage CUDA-graph medians of intra variants (timing-only ablations) and state configs on
+    B1 T8192 and B8 T1024 (precomputed g), with the compiled kernels' registers and spills."""
+    for name, B, T in [("B1_T8192", 1, 8192), ("B8_T1024", 8, 1024)]:
+        c = make_case(B, T, "g")
+        ht = torch.empty(B, HV, K, V, device="cuda")
+        out = torch.empty_like(c["v"])
+        for stage, table, base in (("intra", ABLATE_INTRA, INTRA_CONFIG), ("state", ABLATE_STATE, STATE_CONFIG)):
+            ours_fn(c, ht, out)()  # valid scratch for the state stage
+            for label, over in table:
+                cfg = dict(base, **over)
+                try:
+                    fn = ours_fn(c, ht, out, cfg if stage == "intra" else None, cfg if stage == "state" else None,
+                                 stage=stage)
+                    ck = fn()
+                    torch.cuda.synchronize()
+                    t = bench_graph(fn, rep)
+                    regs, spills = getattr(ck, "n_regs", "?"), getattr(ck, "n_spills", "?")
+                    print(f"  ablate {name} {stage:<6}{label:<22}{t:8.3f} ms  regs {regs} spills {spills}  {over}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"  ablate {name} {stage} {label} failed: {type(e).__name__}: {str(e)[:300]}")
+        del c, ht, out
+        workspace.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="B1 T8192 and varlen only, precomputed g")
     ap.add_argument("--no-sweep", action="store_true", help="skip the config sweep")
     ap.add_argument("--intra", default="", help="intra config override, e.g. BK=16,num_warps=4")
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
+    ap.add_argument("--ablate", action="store_true", help="per-stage ablations / config timings, then exit")
     ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args()
@@ -232,6 +284,9 @@ def main():
     gate = correctness_gate()
     if not gate["ok"]:
         return 2
+    if args.ablate:
+        ablate(args.rep)
+        return 0
 
     intra, state = dict(INTRA_CONFIG), dict(STATE_CONFIG)
     sweep_results = None

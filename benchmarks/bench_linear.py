@@ -33,6 +33,7 @@ import argparse
 import dataclasses
 import datetime
 import functools
+import itertools
 import json
 import math
 import shutil
@@ -47,7 +48,7 @@ from triton.testing import do_bench
 from kimiops.arch import device_family
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
-from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
+from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
                                   block_m_for, fit_stages, skinny_linear, split_candidates)
 
 SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
@@ -151,9 +152,9 @@ def sweep_jobs(shapes, ms):
         for bn, ks in shape_candidates(N, K):
             for M in ms:
                 bm = block_m_for(M)
-                for num_warps, num_stages in TILE_CANDIDATES:
+                for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
                     cfg = dict(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
-                               num_stages=fit_stages(bn, bm, block_k, num_stages))
+                               num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
                     jobs.append((N, K, M, tuple(sorted(cfg.items())), False, "bfloat16"))
     return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
 
@@ -174,8 +175,8 @@ def test_jobs(shapes, family):
 def shape_candidates(N: int, K: int) -> list[tuple[int, int]]:
     """Shape-level choices (block_n, k_split): they fix the K order, so all M share one."""
     block_k = block_k_for(K)
-    heights = BLOCK_N_CANDIDATES + ((SMALL_N_BLOCK_N,) if N <= 2624 else ())
-    return [(bn, ks) for bn in heights for ks in split_candidates(N, K, bn, block_k)]
+    heights = BLOCK_N_CANDIDATES + ((SMALL_N_BLOCK_N,) if SMALL_N_BLOCK_N and N <= 2624 else ())
+    return [(bn, ks) for bn in heights for ks in split_candidates(N, K, bn, block_k, limit=2)]
 
 
 def try_config(x, w, y, cfg):
@@ -203,10 +204,10 @@ def sweep_shape(N, K, ms, weights, args, log):
         for bn, ks in cands:
             ours[(bn, ks)][M] = []
             seen = set()
-            for num_warps, num_stages in TILE_CANDIDATES:
+            for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
                 bm = block_m_for(M)
-                cfg = SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks,
-                                   num_warps=num_warps, num_stages=fit_stages(bn, bm, block_k, num_stages))
+                cfg = SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
+                                   num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
                 if cfg in seen:
                     continue
                 seen.add(cfg)
@@ -216,7 +217,12 @@ def sweep_shape(N, K, ms, weights, args, log):
                     log(f"  INVALID {cfg} at M={M}: {ok if ok is not True else f'rel err vs cuBLAS {err:.3g}'}")
                     ours[(bn, ks)][M].append((cfg, None))
                     continue
-                us = graph_us(lambda w: skinny_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
+                try:
+                    us = graph_us(lambda w: skinny_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
+                except Exception as exc:  # noqa: BLE001 - e.g. a launch attribute capture rejects
+                    log(f"  INVALID {cfg} at M={M} under graph capture: {type(exc).__name__}: {exc}")
+                    torch.cuda.synchronize()
+                    us = None
                 ours[(bn, ks)][M].append((cfg, us))
     return cublas, ours
 
@@ -239,7 +245,7 @@ def choose(cublas, ours, margin):
         bucket = {"m_max": M, "cublas_us": round(cublas[M], 3)}
         if cfg is not None and cublas[M] / us >= margin:
             bucket.update(backend="triton", block_m=cfg.block_m, num_warps=cfg.num_warps,
-                          num_stages=cfg.num_stages, us=round(us, 3), speedup=round(cublas[M] / us, 3))
+                          num_stages=cfg.num_stages, pdl=cfg.pdl, us=round(us, 3), speedup=round(cublas[M] / us, 3))
         else:
             bucket.update(backend="cublas", best_triton_us=round(us, 3) if cfg is not None else None)
         buckets.append(bucket)
@@ -371,7 +377,7 @@ def main() -> None:
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
                      "block_n_candidates": list(BLOCK_N_CANDIDATES), "small_n_block_n": SMALL_N_BLOCK_N,
-                     "tile_candidates": [list(t) for t in TILE_CANDIDATES]},
+                     "tile_candidates": [list(t) for t in TILE_CANDIDATES], "pdl_candidates": list(PDL_CANDIDATES)},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record,
         "wall_s": round(time.time() - started, 1),

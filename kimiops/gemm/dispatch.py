@@ -7,7 +7,7 @@ A table is a JSON file ``kimiops/gemm/tables/<family>.json`` written by
      "min_speedup": 1.03,
      "shapes": {"<N>x<K>": {"block_k": 128, "k_split": 1024, "block_n": 64,
                             "buckets": [{"m_max": 1, "backend": "triton", "block_m": 16,
-                                         "num_warps": 4, "num_stages": 4,
+                                         "num_warps": 4, "num_stages": 4, "pdl": true,
                                          "us": 5.1, "cublas_us": 9.9}, ...]}}}
 
 Buckets are sorted by ``m_max``; bucket ``i`` covers ``m_max[i-1] < M <= m_max[i]``. A bucket
@@ -15,7 +15,9 @@ says ``"triton"`` only where the kernel beat cuBLAS by ``min_speedup`` in that m
 ``block_k``/``k_split`` (the reduction order over K) and ``block_n`` (the weight-tile height,
 which also fixes the MMA instruction family: ``mma.sync`` below 64 rows, ``wgmma`` from 64 on
 Hopper) belong to the shape, not the bucket, so a row's bits do not depend on M under the
-Triton backend. Format 1 (``block_n`` per bucket) is no longer read.
+Triton backend. ``pdl`` (optional, default false) launches with programmatic dependent launch
+and prefetches the first weight tiles into L2 before waiting on the previous kernel (sm90+); it
+does not change any result bit. Format 1 (``block_n`` per bucket) is no longer read.
 
 ``backend="auto"`` takes the table's Triton config where one exists and cuBLAS everywhere else
 (no table for the family, shape not listed, M outside every bucket, bucket says cuBLAS).
@@ -61,7 +63,7 @@ def shape_key(N: int, K: int) -> str:
 
 def _field(source: str, where: str, entry: dict, name: str, kind: type = int):
     value = entry.get(name)
-    if not isinstance(value, kind) or isinstance(value, bool):
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ValueError(f"{source}: {where}.{name}: expected {kind.__name__}, got {value!r}")
     return value
 
@@ -87,6 +89,8 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
             backend = _field(source, bwhere, b, "backend", str)
             if backend == "triton":
                 tiles = {name: _field(source, bwhere, b, name) for name in _TILE_FIELDS}
+                if "pdl" in b:
+                    tiles["pdl"] = _field(source, bwhere, b, "pdl", bool)
                 config = SkinnyConfig(block_n=block_n, block_k=block_k, k_split=k_split, **tiles)
             elif backend == "cublas":
                 config = None

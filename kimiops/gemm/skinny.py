@@ -50,6 +50,7 @@ Tuning (H200, bf16, CUDA-graph replay over rotating weights, cold L2)
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -67,12 +68,18 @@ DEFAULT_TARGET_PROGRAMS = 264
 NUM_SMS = 132
 #: Weight-tile heights swept per shape (shape-level: fixes the MMA family and so the K order).
 BLOCK_N_CANDIDATES = (32, 64, 128)
-#: Extra tile height swept for small N, where N / 32 alone leaves SMs idle.
-SMALL_N_BLOCK_N = 16
+#: Extra tile height for small N (swept in round 2, never chosen: 0 = off).
+SMALL_N_BLOCK_N = 0
 #: Per-M tiles swept by the benchmark: (num_warps, num_stages), stages clamped to shared memory.
-TILE_CANDIDATES = ((4, 3), (4, 6), (8, 4))
+TILE_CANDIDATES = ((4, 6), (8, 4))
+#: PDL settings swept per M (the benchmark chains calls of the kernel, which PDL overlaps).
+PDL_CANDIDATES = (False, True)
 #: Shared memory the pipelined weight + token tiles of one program may take (H200: 227 KiB/SM).
 SMEM_BUDGET = 200 * 1024
+#: Longest fp32 accumulation chain (K elements) before the running chunk is added to the total.
+CHUNK_K = 1024
+#: Weight elements per row prefetched into L2 before waiting on the previous kernel (PDL).
+PREFETCH_K = 512
 
 
 def fit_stages(block_n: int, block_m: int, block_k: int, num_stages: int) -> int:
@@ -129,6 +136,7 @@ class SkinnyConfig:
     k_split: int
     num_warps: int = 4
     num_stages: int = 4
+    pdl: bool = False  # programmatic dependent launch + L2 prefetch (sm90+; ignored elsewhere)
 
     def __post_init__(self) -> None:
         for name in ("block_n", "block_m", "block_k"):
@@ -177,6 +185,12 @@ def default_config(N: int, K: int, M: int) -> SkinnyConfig:
     )
 
 
+@functools.lru_cache(maxsize=None)
+def _supports_pdl(device: torch.device) -> bool:
+    """Programmatic dependent launch: CUDA devices of compute capability 9.0 and newer."""
+    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
+
+
 @triton.jit(do_not_specialize=["M"])
 def _skinny_linear_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, count_ptr,
@@ -184,7 +198,7 @@ def _skinny_linear_kernel(
     stride_xm, stride_wn, stride_ym,
     HAS_BIAS: tl.constexpr, SPLIT: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr,
-    REDUCE_UNROLL: tl.constexpr,
+    REDUCE_UNROLL: tl.constexpr, CHUNK_TILES: tl.constexpr, PDL: tl.constexpr, PREFETCH_K: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
@@ -198,9 +212,28 @@ def _skinny_linear_kernel(
     w_rows = w_ptr + offs_n.to(tl.int64)[:, None] * stride_wn
     x_cols = x_ptr + offs_m[None, :] * stride_xm
 
-    acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     k_lo = pid_k * K_SPLIT
     k_hi = tl.minimum(k_lo + K_SPLIT, K)
+    if PDL:
+        # Programmatic dependent launch: this grid may start while the previous kernel on the
+        # stream is still running. Before waiting for it, only ask L2 to fetch the first
+        # PREFETCH_K elements of each of our weight rows (prefetch.global.L2 is a hint: the data
+        # is read after the wait, from L2, which is the point of coherence, so a weight written
+        # by the previous kernel is still read correctly). Nothing is loaded into registers or
+        # written before the wait; the next kernel may launch as soon as we all get here.
+        tl.extra.cuda.gdc_launch_dependents()
+        pf_rows = tl.minimum(offs_n, N - 1).to(tl.int64)[:, None] * stride_wn
+        pf_cols = tl.minimum(k_lo + tl.arange(0, PREFETCH_K // 64)[None, :] * 64, k_hi - 1)
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [w_ptr + pf_rows + pf_cols],
+                                  dtype=tl.int32, is_pure=False, pack=1)
+        tl.extra.cuda.gdc_wait()
+
+    # Chunked fp32 accumulation: a fresh accumulator per CHUNK_TILES K tiles, added into the total
+    # at the chunk's end, so no fp32 chain is longer than CHUNK_TILES * BLOCK_K products plus the
+    # number of chunks (a 7168-long single chain erred 1.5x more than cuBLAS at fp32 out). The
+    # chunk boundaries are fixed K offsets: the order stays a function of (N, K) only.
+    total_acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     for k in tl.range(k_lo, k_hi, BLOCK_K, num_stages=NUM_STAGES):
         offs_k = k + offs_kb
         if EVEN_K:
@@ -217,6 +250,10 @@ def _skinny_linear_kernel(
                         eviction_policy="evict_first")
         xt = tl.load(x_cols + offs_k[:, None], mask=x_mask, other=0.0)
         acc = tl.dot(w, xt, acc)
+        flush = ((k - k_lo) // BLOCK_K) % CHUNK_TILES == CHUNK_TILES - 1
+        total_acc = tl.where(flush, total_acc + acc, total_acc)
+        acc = tl.where(flush, 0.0, acc)
+    acc = total_acc + acc
 
     out_mask = mask_n[:, None] & mask_m[None, :]
     y_ptrs = y_ptr + offs_m[None, :] * stride_ym + offs_n[:, None]
@@ -269,6 +306,7 @@ def skinny_linear(
     splits = max(1, triton.cdiv(K, config.k_split))
     n_tiles = triton.cdiv(N, config.block_n)
     m_tiles = triton.cdiv(M, config.block_m)
+    pdl = config.pdl and _supports_pdl(x.device)
     if splits > 1:
         partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles * m_tiles)
     else:
@@ -281,6 +319,7 @@ def skinny_linear(
         EVEN_N=N % config.block_n == 0, EVEN_K=K % config.block_k == 0,
         BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
         NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, triton.next_power_of_2(splits)),
-        num_warps=config.num_warps, num_stages=config.num_stages,
+        CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, PREFETCH_K=PREFETCH_K,
+        num_warps=config.num_warps, num_stages=config.num_stages, **({"launch_pdl": True} if pdl else {}),
     )
     return out

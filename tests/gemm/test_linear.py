@@ -235,7 +235,7 @@ def _table(tmp_path, buckets, shape="2048x4096"):
 
 
 def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
-    tile = {"block_m": 16, "num_warps": 4, "num_stages": 5}
+    tile = {"block_m": 16, "num_warps": 4, "num_stages": 5, "pdl": True}
     _table(tmp_path, [
         {"m_max": 1, "backend": "triton", **tile},
         {"m_max": 8, "backend": "cublas"},
@@ -291,6 +291,16 @@ def test_split_k_many_splits_fixed_order(device):
     assert rel_err(out32, reference(x, w, b)) <= 1e-5
     again = skinny_linear(x, w, b, torch.empty_like(out32), cfg)
     assert torch.equal(again, out32)
+
+
+def test_pdl_and_chunked_accumulation_do_not_change_bits(device):
+    """pdl only changes the launch (a no-op off sm90+); chunks end at fixed K offsets."""
+    x, w, b = make(5, 64, 2560, device)
+    base = SkinnyConfig(block_n=64, block_m=16, block_k=128, k_split=2560)  # 20 tiles, 3 chunks
+    want = skinny_linear(x, w, b, torch.empty(5, 64, device=device), base)
+    got = skinny_linear(x, w, b, torch.empty(5, 64, device=device), SkinnyConfig(**{**base.__dict__, "pdl": True}))
+    assert torch.equal(got, want)
+    assert rel_err(want, reference(x, w, b)) <= 1e-5
 
 
 def test_split_candidates_are_wave_balanced_and_shape_only():

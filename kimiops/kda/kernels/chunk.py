@@ -144,33 +144,34 @@ def _scratch(p):
     return bufs, tuple(b.stride(0) for b in bufs)
 
 
-def _launch_intra(p) -> None:
-    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV)``."""
+def _launch_intra(p):
+    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV)``; returns the compiled kernel."""
     if p["NC"] == 0:
         return
     ic = p["ic"]
     bufs, strides = _scratch(p)
     dummy = p["q"]
     gate_id = p["gate"]
-    chunk_intra_kernel[(p["NC"], p["HV"])](
+    return chunk_intra_kernel[(p["NC"], p["HV"])](
         p["q"], p["k"], p["v"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,
         p["cu"], *bufs, *strides,
         p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"],
         H=p["H"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BC=SUB_CHUNK,
-        BK=min(ic["BK"], p["K"]), BVI=min(ic["BVI"], p["V"]),
+        BVI=min(ic.get("BVI", 64), p["V"]),
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
-        num_warps=ic["num_warps"], num_stages=ic["num_stages"],
+        WU_F16=bool(ic.get("wu_f16", False)), ABLATE=int(ic.get("ablate", 0)),
+        num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
 
 
-def _launch_state(p) -> None:
-    """Stage 2 (``chunk_state_kernel``), grid ``(N, HV, cdiv(V, BV))``."""
+def _launch_state(p):
+    """Stage 2 (``chunk_state_kernel``), grid ``(N, HV, cdiv(V, BV))``; returns the compiled kernel."""
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
     bufs, strides = _scratch(p)
@@ -179,7 +180,7 @@ def _launch_state(p) -> None:
     def opt(x):
         return x if x is not None else dummy
 
-    chunk_state_kernel[(p["N"], p["HV"], triton.cdiv(p["V"], BV))](
+    return chunk_state_kernel[(p["N"], p["HV"], triton.cdiv(p["V"], BV))](
         *bufs, p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
         *strides, p["T"], p["NT"],
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],

@@ -62,15 +62,17 @@ import triton.language as tl
 
 from kimiops.kda.gate import kda_gate_tl, sigmoid_tl
 
-# Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
-# prints the winner. BK: K-slice width; BVI: V-slice width for u.
-# Register spills measured by compiling for sm_90a (ptxas -v, K=V=128): BK=16/8 warps ~8 B,
-# BK=32/8 warps ~200 B, BK=16/4 warps ~350 B, BK=32/4 warps ~1.5 KB.
-INTRA_CONFIG = {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1}
+# Tuning choices of this kernel (see the notes in the module docstring and docs/prefill.md);
+# benchmarks/bench_kda_prefill.py sweeps INTRA_CANDIDATES (--sweep) and prints the winner.
+# BVI: V-slice width for u; wu_f16: w/u products as fp16 hi/lo tensor-core dots instead of tf32;
+# ablate: bitmask that skips parts of the work (timing only, results are wrong): 1 diagonal
+# hierarchy, 2 off-diagonal blocks, 4 inverse, 8 w/u products, 16 stores of w/u/qg/kg.
+INTRA_CONFIG = {"BVI": 64, "num_warps": 8, "num_stages": 1, "wu_f16": False}
 INTRA_CANDIDATES = [
-    {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1},
-    {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1},
-    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1},
+    {"BVI": 64, "num_warps": 8, "num_stages": 1, "wu_f16": False},
+    {"BVI": 64, "num_warps": 8, "num_stages": 1, "wu_f16": True},
+    {"BVI": 128, "num_warps": 8, "num_stages": 1, "wu_f16": True},
+    {"BVI": 64, "num_warps": 4, "num_stages": 1, "wu_f16": True},
 ]
 
 GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = 0, 1, 2
@@ -120,28 +122,49 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
-def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
-                ELL: tl.constexpr, DOT_DT: tl.constexpr):
-    """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
-    half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
-    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides."""
+def _diag_level(lx3, k, q, dg_kk, dg_qk, C: tl.constexpr, K: tl.constexpr, ELL: tl.constexpr,
+                DOT_DT: tl.constexpr):
+    """Level ``ELL`` of the diagonal-block hierarchy on the whole chunk ``[C, K]``: pairs (i in the
+    lower half, j in the upper half) of each group of ``2*ELL`` rows, factored through the group's
+    middle row ``a``: ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element
+    serves both sides. Groups never straddle a 16-row block, so only diagonal blocks are touched."""
     GRP: tl.constexpr = 2 * ELL
-    lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
-    pos4 = tl.arange(0, GRP)[None, None, :, None]
-    anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
-    f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
-    loc = tl.arange(0, BC)[None, :, None]
-    lower = (loc % GRP) >= ELL
-    kf = k3 * f3
+    lx4 = tl.reshape(lx3, (C // GRP, GRP, K))
+    pos = tl.arange(0, GRP)[None, :, None]
+    anchor = tl.sum(tl.where(pos == ELL, lx4, 0.0), axis=1, keep_dims=True)
+    f = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (C, K))
+    rows = tl.arange(0, C)
+    lower = ((rows % GRP) >= ELL)[:, None]
+    kf = k * f
     lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
-    lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
-    rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
-    ii = tl.arange(0, BC)[None, :, None]
-    jj = tl.arange(0, BC)[None, None, :]
-    same = (ii // GRP) == (jj // GRP)
+    lf_q = tl.where(lower, q * f, 0.0).to(DOT_DT)
+    rt = tl.trans(tl.where(lower, 0.0, kf).to(DOT_DT))            # [K, C]
+    same = (rows[:, None] // GRP) == (rows[None, :] // GRP)
     dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
     dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
     return dg_kk, dg_qk
+
+
+@triton.jit
+def _split_f16(x):
+    """fp32 ``x`` -> (hi, lo, 1/s): ``x * s = hi + lo`` to ~22 bits, fp16 halves, max|x*s| = 2^14."""
+    s = 16384.0 / tl.maximum(tl.max(tl.abs(x)), 1e-30)
+    xs = x * s
+    hi = xs.to(tl.float16)
+    lo = (xs - hi.to(tl.float32)).to(tl.float16)
+    return hi, lo, 1.0 / s
+
+
+@triton.jit
+def _tinv_apply(t_inv, t_hi, t_lo, inv_t, x, INV_PREC: tl.constexpr, WU_F16: tl.constexpr):
+    """``Tinv @ x`` (fp32 result): tf32 dot, or fp16 tensor-core dots with Tinv split hi + lo and x
+    scaled to max 2^14 and rounded to fp16 (11-bit significand, like tf32)."""
+    if WU_F16:
+        sx = 16384.0 / tl.maximum(tl.max(tl.abs(x)), 1e-30)
+        x16 = (x * sx).to(tl.float16)
+        return tl.dot(t_hi, x16, tl.dot(t_lo, x16)) * (inv_t / sx)
+    else:
+        return tl.dot(t_inv, x, input_precision=INV_PREC)
 
 
 @triton.jit
@@ -151,11 +174,11 @@ def chunk_intra_kernel(
     s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
     scale, lower_bound, T, N, NT,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
-    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BVI: tl.constexpr,
+    C: tl.constexpr, BC: tl.constexpr, BVI: tl.constexpr,
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
-    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, WU_F16: tl.constexpr, ABLATE: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
@@ -174,6 +197,8 @@ def chunk_intra_kernel(
     rows = tl.arange(0, C)
     rmask = rows < length
     tok = (start + rows).to(tl.int64)
+    cols = tl.arange(0, K)
+    slot = pid.to(tl.int64)
     b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
     if USE_BETA_SIGMOID:
         b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
@@ -181,115 +206,113 @@ def chunk_intra_kernel(
     if HAS_A:
         b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
 
-    # index helpers (3D views [NS, BC, *] of the chunk)
-    loc = tl.arange(0, BC)[None, :, None]                        # [1, BC, 1] row inside block
-    ii = tl.arange(0, BC)[None, :, None]
-    jj = tl.arange(0, BC)[None, None, :]
-    blk_i = tl.arange(0, NS)[:, None, None, None]                # mid factor indices [I, J, K', 1]
-    blk_j = tl.arange(0, NS)[None, :, None, None]
-    blk_k = tl.arange(0, NS)[None, None, :, None]
-    between = (blk_k > blk_j) & (blk_k < blk_i)                  # [NS, NS, NS, 1]
-    jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
-
-    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
-    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
-    dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
-    dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
-    ssq_q = tl.zeros([C], dtype=tl.float32)
-    ssq_k = tl.zeros([C], dtype=tl.float32)
-
-    # ---------------------------------------------------------------- pass 1: scores
-    for kb in range(0, K, BK):
-        cols = kb + tl.arange(0, BK)
-        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
-        if USE_L2NORM:
-            ssq_q += tl.sum(b_q * b_q, axis=1)
-            ssq_k += tl.sum(b_k * b_k, axis=1)
-        q3 = tl.reshape(b_q, (NS, BC, BK))
-        k3 = tl.reshape(b_k, (NS, BC, BK))
-        g3 = tl.reshape(b_g, (NS, BC, BK))
-        # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
-        lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
-        lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
-        g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
-        blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
-        # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
-        e_left = tl.exp(lx)
-        left_k = (k3 * e_left).to(DOT_DT)
-        left_q = (q3 * e_left).to(DOT_DT)
-        base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
-        mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
-        mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
-        right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
-        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
-        acc_kk = tl.dot(left_k, right_t, acc_kk)
-        acc_qk = tl.dot(left_q, right_t, acc_qk)
-        # diagonal blocks: levels l = 8, 4, 2, 1
-        for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
-        dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
-
-    # ---------------------------------------------------------------- scaling (l2norm, beta)
+    # ---------------------------------------------------------------- whole chunk [C, K] at once
+    b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
     if USE_L2NORM:
-        rq = tl.rsqrt(ssq_q + 1e-6)
-        rk = tl.rsqrt(ssq_k + 1e-6)
-    else:
-        rq = tl.full([C], 1.0, tl.float32)
-        rk = tl.full([C], 1.0, tl.float32)
-    row_kk = b_beta * rk
-    row_qk = scale * rq
-    a_off_kk = tl.reshape(acc_kk, (C, C)) * row_kk[:, None] * rk[None, :]
-    a_off_qk = tl.reshape(acc_qk, (C, C)) * row_qk[:, None] * rk[None, :]
-    rk3 = tl.reshape(rk, (NS, BC))
-    dg_kk = dg_kk * tl.reshape(row_kk, (NS, BC))[:, :, None] * rk3[:, None, :]
-    dg_qk = dg_qk * tl.reshape(row_qk, (NS, BC))[:, :, None] * rk3[:, None, :]
-
-    # embed diagonal blocks [NS, BC, BC] into [C, C]
-    blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
-    a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
-
+        b_q = b_q * tl.rsqrt(tl.sum(b_q * b_q, axis=1) + 1e-6)[:, None]
+        b_k = b_k * tl.rsqrt(tl.sum(b_k * b_k, axis=1) + 1e-6)[:, None]
+    loc = tl.arange(0, BC)[None, :, None]
+    g3 = tl.reshape(b_g, (NS, BC, K))
+    q3 = tl.reshape(b_q, (NS, BC, K))
+    k3 = tl.reshape(b_k, (NS, BC, K))
+    # block-local cumsum without the block's first row: lx = G_t - G_{first row of block} <= 0
+    lx3 = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
+    gf = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)           # [NS, K] g at the first row
+    lxl = tl.min(lx3, axis=1)                                   # [NS, K] G_last - G_first
+    tot = gf + lxl                                              # [NS, K] sum of g over the block
+    pre = tl.minimum(tl.cumsum(tot, axis=0) - tot, 0.0)         # totals of the earlier blocks
+    suf = tl.minimum(tl.cumsum(tot, axis=0, reverse=True) - tot, 0.0)  # of the later blocks
+    e_l3 = tl.exp(lx3)
+    base3 = k3 * tl.exp(lxl[:, None, :] - lx3)                  # k_j e^{G_eJ - G_j}
+    e_r = tl.exp(pre + gf)[:, None, :]                          # e^{G_{first row}} (chunk-relative)
+    lk = tl.reshape(k3 * e_l3, (C, K))
+    lq = tl.reshape(q3 * e_l3, (C, K))
+    x = tl.reshape(k3 * e_l3 * e_r, (C, K)) * b_beta[:, None]   # beta k e^G
     rr = tl.arange(0, C)
-    slot = pid.to(tl.int64)
-    o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
-    tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
+    o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
+    if (ABLATE & 16) == 0:
+        tl.store(qg_out + hv64 * s_qg + o_ck,
+                 (tl.reshape(q3 * e_l3 * e_r, (C, K)) * scale).to(qg_out.dtype.element_ty))
+        tl.store(kg_out + hv64 * s_kg + o_ck,
+                 tl.reshape(base3 * tl.exp(suf)[:, None, :], (C, K)).to(kg_out.dtype.element_ty))
+    tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(tot, axis=0)))
+
+    ii = rr[:, None]
+    jj = rr[None, :]
+    rowblk = ii // BC
+    lk16 = lk.to(DOT_DT)
+    lq16 = lq.to(DOT_DT)
+
+    # ---------------------------------------------------------------- off-diagonal blocks
+    # row block I, column block J < I: left_i = x_i e^{G_i - G_rI}; right_j = k_j e^{G_eJ - G_j}
+    # * e^{G_rI - G_eJ}; one [C, K] x [K, C] dot per I, rows of block I kept.
+    acc_kk = tl.zeros([C, C], dtype=tl.float32)
+    acc_qk = tl.zeros([C, C], dtype=tl.float32)
+    if (ABLATE & 2) == 0:
+        jx = tl.arange(0, NS)
+        for I in tl.static_range(1, NS):
+            between = (jx[:, None] < jx[None, :]) & (jx[None, :] < I)           # [J, X]
+            bsum = tl.sum(tl.where(between[:, :, None], tot[None, :, :], 0.0), axis=1)  # [J, K]
+            gf_i = tl.sum(tl.where((jx == I)[:, None], gf, 0.0), axis=0)       # [K]
+            mid = tl.where((jx < I)[:, None], tl.exp(gf_i[None, :] + bsum), 0.0)  # [J, K]
+            rt = tl.trans(tl.reshape(base3 * mid[:, None, :], (C, K)).to(DOT_DT))
+            acc_kk = tl.where(rowblk == I, tl.dot(lk16, rt), acc_kk)
+            acc_qk = tl.where(rowblk == I, tl.dot(lq16, rt), acc_qk)
+
+    # ---------------------------------------------------------------- diagonal 16x16 blocks
+    dg_kk = tl.zeros([C, C], dtype=tl.float32)
+    dg_qk = tl.zeros([C, C], dtype=tl.float32)
+    if (ABLATE & 1) == 0:
+        for lvl in tl.static_range(LOG_BC):
+            dg_kk, dg_qk = _diag_level(lx3, b_k, b_q, dg_kk, dg_qk, C, K, BC // (2 << lvl), DOT_DT)
+    dg_qk += tl.where(ii == jj, tl.sum(b_q * b_k, axis=1)[:, None], 0.0)
+
+    a_qk = (acc_qk + dg_qk) * scale
+    tl.store(aqk_out + hv64 * s_aqk + slot * C * C + ii * C + jj, a_qk.to(aqk_out.dtype.element_ty))
+    a_off = acc_kk * b_beta[:, None]
+    dg_kk = dg_kk * b_beta[:, None]
 
     # ---------------------------------------------------------------- (I + A_kk)^-1
-    d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
-    for j in tl.static_range(BC):
-        col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
-        row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
-        d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
-    dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
-    eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
-    n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
-    p_mat = eye - n_mat
-    for _ in tl.static_range(NS - 2):
-        p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
-    t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
+    # D = inverse of the block-diagonal part by forward substitution (all four 16x16 blocks at
+    # once: step j eliminates column j of every block), then N = D A_off (strictly block-lower,
+    # N^4 = 0) and Tinv = (I - N + N^2 - N^3) D.
+    eye = tl.where(ii == jj, 1.0, 0.0)
+    if (ABLATE & 4) == 0:
+        sameblk = rowblk == (jj // BC)
+        d = eye
+        for j in tl.static_range(BC):
+            col_j = tl.sum(tl.where((jj % BC) == j, dg_kk, 0.0), axis=1)   # A[i, blk(i)*BC + j]
+            row_j = tl.sum(tl.where((ii % BC) == j, d, 0.0), axis=0)       # D[blk(c)*BC + j, c]
+            d = d - tl.where(sameblk, col_j[:, None] * row_j[None, :], 0.0)
+        n_mat = tl.dot(d, a_off, input_precision=INV_PREC)
+        p_mat = eye - n_mat
+        for _ in tl.static_range(NS - 2):
+            p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
+        t_inv = tl.dot(p_mat, d, input_precision=INV_PREC)         # [C, C] fp32
+    else:
+        t_inv = eye + a_off + dg_kk
+    if WU_F16:
+        t_hi, t_lo, inv_t = _split_f16(t_inv)
+    else:
+        t_hi = t_inv.to(tl.float16)
+        t_lo = t_hi
+        inv_t = 1.0
 
-    # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
-    for kb in range(0, K, BK):
-        cols = kb + tl.arange(0, BK)
-        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
-        b_q = b_q * rq[:, None]
-        b_k = b_k * rk[:, None]
-        gcum = tl.cumsum(b_g, axis=0)
-        e_g = tl.exp(gcum)
-        rev = tl.cumsum(b_g, axis=0, reverse=True)
-        e_kg = tl.exp(rev - b_g)
-        o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
-        x = b_k * e_g * b_beta[:, None]
-        b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
+    # ---------------------------------------------------------------- w = Tinv x, u = Tinv (beta v)
+    if (ABLATE & 8) == 0:
+        b_w = _tinv_apply(t_inv, t_hi, t_lo, inv_t, x, INV_PREC, WU_F16)
+    else:
+        b_w = x
+    if (ABLATE & 16) == 0:
         tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
-        tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
-        tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
-        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
-
-    # ---------------------------------------------------------------- u = Tinv (beta v)
-    for vb in range(0, V, BVI):
+    for vb in tl.static_range(0, V, BVI):
         vcols = vb + tl.arange(0, BVI)
         b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
-        b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
-        tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
+        bv = b_v.to(tl.float32) * b_beta[:, None]
+        if (ABLATE & 8) == 0:
+            b_u = _tinv_apply(t_inv, t_hi, t_lo, inv_t, bv, INV_PREC, WU_F16)
+        else:
+            b_u = bv
+        if (ABLATE & 16) == 0:
+            tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
