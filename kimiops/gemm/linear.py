@@ -65,6 +65,11 @@ def _cublas_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
         torch.add(y, bias, out=out)
 
 
+def _capturing(x: torch.Tensor) -> bool:
+    """Whether this call is being captured into a CUDA graph (where the auto table applies)."""
+    return x.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
 def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, backend: str | None) -> None:
     """``out[M, N] = x[M, K] @ weight^T (+ bias)`` with checked 2-D inputs, M > 0."""
     family = device_family(x.device)
@@ -72,7 +77,11 @@ def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: 
     M, K = x.shape
     N = weight.shape[0]
     if name == "auto":
-        config = dispatch.auto_config(family, M, N, K)
+        # The table is measured under CUDA-graph replay, where launch costs vanish. Outside a
+        # capture these microsecond kernels are bound by host launch time, and cuBLAS launches
+        # faster than a Triton kernel (H200, 2026-11-29: the table's picks ran at 0.96x cuBLAS
+        # eagerly, benchmarks/results/linear_sm90.json), so eager calls keep cuBLAS.
+        config = dispatch.auto_config(family, M, N, K) if _capturing(x) else None
     else:
         name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
         config = dispatch.triton_config(family, M, N, K) if name == "triton" else None

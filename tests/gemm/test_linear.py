@@ -448,3 +448,39 @@ def test_gpu_graphs_captured_back_to_back_replay_in_any_order():
         graphs[M].replay()
         torch.cuda.synchronize()
         assert torch.equal(ys[M], linear(xs[M], w, b, backend="triton")), M
+
+
+def test_auto_uses_table_only_under_graph_capture(monkeypatch):
+    """The table is measured under CUDA graphs; eager auto calls keep cuBLAS."""
+    calls = []
+    monkeypatch.setattr(lin.dispatch, "auto_config", lambda *a: "CONFIG")
+    monkeypatch.setattr(lin, "skinny_linear", lambda *a: calls.append(a[-1]))
+    x, w, b = make(2, 64, 128, "cpu")
+    monkeypatch.setattr(lin, "device_family", lambda device: "sm90")
+    eager = linear(x, w, b, backend="auto")
+    assert calls == [] and torch.equal(eager, linear(x, w, b, backend="cublas"))
+    monkeypatch.setattr(lin, "_capturing", lambda x: True)
+    linear(x, w, b, backend="auto")
+    assert calls == ["CONFIG"]
+
+
+@pytest.mark.gpu
+def test_gpu_auto_in_graph_runs_table_kernel_and_eager_runs_cublas():
+    from kimiops.gemm import dispatch
+
+    N, K, M = 2048, 4096, 8
+    if dispatch.auto_config(lin.device_family(torch.device("cuda")), M, N, K) is None:
+        pytest.skip("no Triton table entry for this shape on this GPU family")
+    x, w, b = make(M, N, K, "cuda", dtype=torch.bfloat16)
+    assert torch.equal(linear(x, w, b, backend="auto"), linear(x, w, b, backend="cublas"))
+    linear(x, w, b, backend="triton")  # compile outside the capture
+    out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        linear(x, w, b, out=out, backend="auto")
+    graph.replay()
+    torch.cuda.synchronize()
+    cfg = dispatch.auto_config(lin.device_family(torch.device("cuda")), M, N, K)
+    ref = torch.empty_like(out)
+    lin.skinny_linear(x, w, b, ref, cfg)
+    assert torch.equal(out, ref)
