@@ -210,20 +210,18 @@ def sweep(rep):
     return results, best_intra["intra"], best_state["state"]
 
 
-ABLATE_INTRA = [  # (label, intra config overrides); ablate bits: see INTRA_CONFIG's comment
-    ("default", {}),
-    ("tf32 w/u 8w", {"wu_f16": 0, "num_warps": 8}),
-    ("f16 w/u 8w", {"wu_f16": 1, "num_warps": 8}),
-    ("f16 w/u 8w BVI128", {"wu_f16": 1, "num_warps": 8, "BVI": 128}),
-    ("f16 w/u 4w", {"wu_f16": 1, "num_warps": 4}),
-    ("f16 w/u 16w", {"wu_f16": 1, "num_warps": 16}),
-    ("-diag", {"wu_f16": 1, "ablate": 1}),
-    ("-offdiag", {"wu_f16": 1, "ablate": 2}),
-    ("-inverse", {"wu_f16": 1, "ablate": 4}),
-    ("-w/u dots", {"wu_f16": 1, "ablate": 8}),
-    ("-w/u/qg/kg stores", {"wu_f16": 1, "ablate": 16}),
-    ("-diag-offdiag", {"wu_f16": 1, "ablate": 3}),
-    ("loads+aqk+gc only", {"wu_f16": 1, "ablate": 31}),
+ABLATE_INTRA = [  # (label, intra config overrides); ablate bits: see chunk_intra_fulltile_kernel
+    ("sliced default", {}),
+    ("sliced BK32 8w", {"BK": 32, "BVI": 64, "num_warps": 8}),
+    ("fulltile tf32 w/u 8w", {"variant": "fulltile", "wu_f16": 0, "num_warps": 8}),
+    ("fulltile f16 w/u 8w", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8}),
+    ("fulltile f16 w/u 4w", {"variant": "fulltile", "wu_f16": 1, "num_warps": 4}),
+    ("fulltile -diag", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 1}),
+    ("fulltile -offdiag", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 2}),
+    ("fulltile -inverse", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 4}),
+    ("fulltile -w/u dots", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 8}),
+    ("fulltile -w/u/qg/kg st", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 16}),
+    ("fulltile loads only", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 31}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),
@@ -277,7 +275,9 @@ def main():
     t_start = time.time()
 
     def parse(s):
-        return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in s.split(",") if kv}
+        def val(x):
+            return int(x) if x.lstrip("-").isdigit() else x
+        return {kv.split("=")[0]: val(kv.split("=")[1]) for kv in s.split(",") if kv}
 
     dev = torch.cuda.get_device_name()
     print(f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, fla {FLA_VERSION}")

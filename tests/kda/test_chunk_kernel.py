@@ -209,10 +209,13 @@ def test_separate_ht_indices_and_no_h0(device):
     assert sum(lens) == 110
 
 
-@pytest.mark.parametrize("intra,state", [({"wu_f16": True, "num_warps": 4}, {"BV": 16, "split_f16": False}),
-                                         ({"wu_f16": False, "BVI": 32}, {"BV": 32, "split_f16": True})])
+@pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split_f16": False}),
+                                         ({"BK": 16, "BVI": 64}, {"BV": 32, "split_f16": True}),
+                                         ({"variant": "fulltile", "wu_f16": True, "num_warps": 4}, {}),
+                                         ({"variant": "fulltile", "BVI": 32}, {"num_stages": 2})])
 def test_alternate_configs(device, intra, state):
-    """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""
+    """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths, the
+    experimental full-tile intra kernel with tf32 and fp16 hi/lo w/u products)."""
     inp = make_inputs(1, 100, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)
     ht = torch.empty(1, 2, 32, 64, device=device)
     o = chunk_kda_fwd(

@@ -31,6 +31,7 @@ from kimiops.kda.kernels.chunk_intra import (
     GATE_NONE,
     GATE_SOFTPLUS,
     INTRA_CONFIG,
+    chunk_intra_fulltile_kernel,
     chunk_intra_kernel,
 )
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel
@@ -152,21 +153,27 @@ def _launch_intra(p):
     bufs, strides = _scratch(p)
     dummy = p["q"]
     gate_id = p["gate"]
-    return chunk_intra_kernel[(p["NC"], p["HV"])](
-        p["q"], p["k"], p["v"], p["g"], p["beta"],
-        p["A_log"] if p["A_log"] is not None else dummy,
-        p["dt_bias"] if p["dt_bias"] is not None else dummy,
-        p["cu"], *bufs, *strides,
-        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"],
-        H=p["H"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BC=SUB_CHUNK,
-        BVI=min(ic.get("BVI", 64), p["V"]),
+    common = dict(
+        H=p["H"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BC=SUB_CHUNK, BVI=min(ic.get("BVI", 32), p["V"]),
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
-        WU_F16=bool(ic.get("wu_f16", False)), ABLATE=int(ic.get("ablate", 0)),
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
+    )
+    if ic.get("variant", "sliced") == "fulltile":
+        kernel = chunk_intra_fulltile_kernel
+        common.update(WU_F16=bool(ic.get("wu_f16", False)), ABLATE=int(ic.get("ablate", 0)))
+    else:
+        kernel = chunk_intra_kernel
+        common.update(BK=min(ic.get("BK", 16), p["K"]))
+    return kernel[(p["NC"], p["HV"])](
+        p["q"], p["k"], p["v"], p["g"], p["beta"],
+        p["A_log"] if p["A_log"] is not None else dummy,
+        p["dt_bias"] if p["dt_bias"] is not None else dummy,
+        p["cu"], *bufs, *strides,
+        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], **common,
     )
 
 

@@ -53,6 +53,24 @@ the chunk is split into NS = 4 sub-chunks of BC = 16 rows.
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
   accumulation; the inverse, w and u use fp32 operands with ``INV_PREC`` (tf32 by default).
   Precomputed gates must be log decays (``g <= 0``), as the API documents.
+
+Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
+of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
+
+* This kernel (BK=16, 4 warps): 1.243 ms, i.e. ~40 us per (chunk, head) program against a memory
+  floor of ~0.16 ms. FLA's whole intra part is ~0.6 ms.
+* ``chunk_intra_fulltile_kernel`` (whole chunk ``[64, 128]`` in registers, M = 64 two-dimensional
+  dots, one pass, no K slices) is *slower*: 3.83 ms at 8 warps (255 registers, 202 B spilled),
+  3.75 ms at 4 warps (672 B spilled), 5.09 ms at 16 warps. Ablations (8 warps, fp16 w/u): all
+  on 4.46 ms; without the diagonal hierarchy 3.17; without the off-diagonal blocks 2.91; without
+  the inverse 3.15; without the w/u dots 1.72; without the w/u/qg/kg stores 1.14; loads, gate
+  prologue, A_qk and gC stores only 0.43 ms (186 registers, one CTA of 8 warps per SM). Every
+  part costs roughly in proportion to the registers it keeps live: fp32 ``[64, 128]`` tiles are
+  32 registers per thread each at 8 warps, and the prologue alone already runs at one CTA per SM.
+  fp16 hi/lo w/u dots (``wu_f16``) spill more than tf32 and are slower (4.46 vs 3.83 ms).
+* Conclusion for the next design: keep the per-thread working set to a few ``[16, K]`` or
+  ``[64, 32]`` tiles (more CTAs per SM), and split the stage so the w/u products (which need the
+  whole inverse and the whole ``[64, K]`` operand) do not share registers with the score pass.
 """
 
 from __future__ import annotations
@@ -62,17 +80,19 @@ import triton.language as tl
 
 from kimiops.kda.gate import kda_gate_tl, sigmoid_tl
 
-# Tuning choices of this kernel (see the notes in the module docstring and docs/prefill.md);
-# benchmarks/bench_kda_prefill.py sweeps INTRA_CANDIDATES (--sweep) and prints the winner.
-# BVI: V-slice width for u; wu_f16: w/u products as fp16 hi/lo tensor-core dots instead of tf32;
-# ablate: bitmask that skips parts of the work (timing only, results are wrong): 1 diagonal
-# hierarchy, 2 off-diagonal blocks, 4 inverse, 8 w/u products, 16 stores of w/u/qg/kg.
-INTRA_CONFIG = {"BVI": 64, "num_warps": 8, "num_stages": 1, "wu_f16": False}
+# Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
+# prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u.
+# Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g,
+# 2026-11-29, /tmp/bench_prefill_round1.log): BK16/BVI32/4 warps 1.243 ms (the sweep winner, now
+# the default); BK16/BVI64/8 warps and BK32/BVI64/8 warps slower. Register spills (ptxas, K=V=128):
+# BK=16/8 warps ~8 B, BK=32/8 warps ~200 B, BK=16/4 warps ~350 B, BK=32/4 warps ~1.5 KB.
+# "variant": "fulltile" selects chunk_intra_fulltile_kernel (keys wu_f16, ablate; BK ignored):
+# 3.8 ms, see the Notes above.
+INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1}
 INTRA_CANDIDATES = [
-    {"BVI": 64, "num_warps": 8, "num_stages": 1, "wu_f16": False},
-    {"BVI": 64, "num_warps": 8, "num_stages": 1, "wu_f16": True},
-    {"BVI": 128, "num_warps": 8, "num_stages": 1, "wu_f16": True},
-    {"BVI": 64, "num_warps": 4, "num_stages": 1, "wu_f16": True},
+    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1},
+    {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1},
+    {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1},
 ]
 
 GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = 0, 1, 2
@@ -122,7 +142,184 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
-def _diag_level(lx3, k, q, dg_kk, dg_qk, C: tl.constexpr, K: tl.constexpr, ELL: tl.constexpr,
+def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
+                ELL: tl.constexpr, DOT_DT: tl.constexpr):
+    """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
+    half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
+    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides."""
+    GRP: tl.constexpr = 2 * ELL
+    lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
+    pos4 = tl.arange(0, GRP)[None, None, :, None]
+    anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
+    f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
+    loc = tl.arange(0, BC)[None, :, None]
+    lower = (loc % GRP) >= ELL
+    kf = k3 * f3
+    lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
+    lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
+    rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    same = (ii // GRP) == (jj // GRP)
+    dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
+    dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
+    return dg_kk, dg_qk
+
+
+@triton.jit
+def chunk_intra_kernel(
+    q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
+    w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
+    s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
+    scale, lower_bound, T, N, NT,
+    H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
+    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BVI: tl.constexpr,
+    GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
+    USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
+    IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr,
+):
+    """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
+    beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
+    with head strides ``s_*``."""
+    pid = tl.program_id(0)
+    hv = tl.program_id(1)
+    h = hv // (HV // H)
+    hv64 = hv.to(tl.int64)
+    NS: tl.constexpr = C // BC
+    LOG_BC: tl.constexpr = 4  # BC == 16
+
+    start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
+    if length <= 0:
+        return
+
+    rows = tl.arange(0, C)
+    rmask = rows < length
+    tok = (start + rows).to(tl.int64)
+    b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
+    if USE_BETA_SIGMOID:
+        b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
+    b_A = 1.0
+    if HAS_A:
+        b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
+
+    # index helpers (3D views [NS, BC, *] of the chunk)
+    loc = tl.arange(0, BC)[None, :, None]                        # [1, BC, 1] row inside block
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    blk_i = tl.arange(0, NS)[:, None, None, None]                # mid factor indices [I, J, K', 1]
+    blk_j = tl.arange(0, NS)[None, :, None, None]
+    blk_k = tl.arange(0, NS)[None, None, :, None]
+    between = (blk_k > blk_j) & (blk_k < blk_i)                  # [NS, NS, NS, 1]
+    jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
+
+    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
+    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
+    dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
+    dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
+    ssq_q = tl.zeros([C], dtype=tl.float32)
+    ssq_k = tl.zeros([C], dtype=tl.float32)
+
+    # ---------------------------------------------------------------- pass 1: scores
+    for kb in range(0, K, BK):
+        cols = kb + tl.arange(0, BK)
+        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+        if USE_L2NORM:
+            ssq_q += tl.sum(b_q * b_q, axis=1)
+            ssq_k += tl.sum(b_k * b_k, axis=1)
+        q3 = tl.reshape(b_q, (NS, BC, BK))
+        k3 = tl.reshape(b_k, (NS, BC, BK))
+        g3 = tl.reshape(b_g, (NS, BC, BK))
+        # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
+        lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
+        lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
+        g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
+        blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
+        # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
+        e_left = tl.exp(lx)
+        left_k = (k3 * e_left).to(DOT_DT)
+        left_q = (q3 * e_left).to(DOT_DT)
+        base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
+        mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
+        mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
+        right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
+        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
+        acc_kk = tl.dot(left_k, right_t, acc_kk)
+        acc_qk = tl.dot(left_q, right_t, acc_qk)
+        # diagonal blocks: levels l = 8, 4, 2, 1
+        for lvl in tl.static_range(LOG_BC):
+            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
+        dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
+
+    # ---------------------------------------------------------------- scaling (l2norm, beta)
+    if USE_L2NORM:
+        rq = tl.rsqrt(ssq_q + 1e-6)
+        rk = tl.rsqrt(ssq_k + 1e-6)
+    else:
+        rq = tl.full([C], 1.0, tl.float32)
+        rk = tl.full([C], 1.0, tl.float32)
+    row_kk = b_beta * rk
+    row_qk = scale * rq
+    a_off_kk = tl.reshape(acc_kk, (C, C)) * row_kk[:, None] * rk[None, :]
+    a_off_qk = tl.reshape(acc_qk, (C, C)) * row_qk[:, None] * rk[None, :]
+    rk3 = tl.reshape(rk, (NS, BC))
+    dg_kk = dg_kk * tl.reshape(row_kk, (NS, BC))[:, :, None] * rk3[:, None, :]
+    dg_qk = dg_qk * tl.reshape(row_qk, (NS, BC))[:, :, None] * rk3[:, None, :]
+
+    # embed diagonal blocks [NS, BC, BC] into [C, C]
+    blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
+    a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
+
+    rr = tl.arange(0, C)
+    slot = pid.to(tl.int64)
+    o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
+    tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
+
+    # ---------------------------------------------------------------- (I + A_kk)^-1
+    d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
+    for j in tl.static_range(BC):
+        col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
+        row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
+        d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
+    dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
+    eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
+    n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
+    p_mat = eye - n_mat
+    for _ in tl.static_range(NS - 2):
+        p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
+    t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
+
+    # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
+    for kb in range(0, K, BK):
+        cols = kb + tl.arange(0, BK)
+        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+        b_q = b_q * rq[:, None]
+        b_k = b_k * rk[:, None]
+        gcum = tl.cumsum(b_g, axis=0)
+        e_g = tl.exp(gcum)
+        rev = tl.cumsum(b_g, axis=0, reverse=True)
+        e_kg = tl.exp(rev - b_g)
+        o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
+        x = b_k * e_g * b_beta[:, None]
+        b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
+        tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
+        tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
+        tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
+        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
+
+    # ---------------------------------------------------------------- u = Tinv (beta v)
+    for vb in range(0, V, BVI):
+        vcols = vb + tl.arange(0, BVI)
+        b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
+        b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
+        tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
+
+
+# ------------------------------------------------------------------------ experimental variant
+@triton.jit
+def _diag_level_full(lx3, k, q, dg_kk, dg_qk, C: tl.constexpr, K: tl.constexpr, ELL: tl.constexpr,
                 DOT_DT: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy on the whole chunk ``[C, K]``: pairs (i in the
     lower half, j in the upper half) of each group of ``2*ELL`` rows, factored through the group's
@@ -168,7 +365,7 @@ def _tinv_apply(t_inv, t_hi, t_lo, inv_t, x, INV_PREC: tl.constexpr, WU_F16: tl.
 
 
 @triton.jit
-def chunk_intra_kernel(
+def chunk_intra_fulltile_kernel(
     q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
     w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
     s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
@@ -180,9 +377,11 @@ def chunk_intra_kernel(
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, WU_F16: tl.constexpr, ABLATE: tl.constexpr,
 ):
-    """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
-    beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
-    with head strides ``s_*``."""
+    """Experimental variant (``INTRA_CONFIG["variant"] = "fulltile"``), same inputs/outputs as
+    ``chunk_intra_kernel``: the whole chunk ``[C, K]`` at once with M = 64 two-dimensional dots
+    (see "Notes" in the module docstring: 3x slower on the H200 because of register spills).
+    ABLATE (bitmask, timing only): 1 diagonal hierarchy, 2 off-diagonal, 4 inverse, 8 w/u dots,
+    16 stores of w/u/qg/kg."""
     pid = tl.program_id(0)
     hv = tl.program_id(1)
     h = hv // (HV // H)
@@ -265,7 +464,7 @@ def chunk_intra_kernel(
     dg_qk = tl.zeros([C, C], dtype=tl.float32)
     if (ABLATE & 1) == 0:
         for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level(lx3, b_k, b_q, dg_kk, dg_qk, C, K, BC // (2 << lvl), DOT_DT)
+            dg_kk, dg_qk = _diag_level_full(lx3, b_k, b_q, dg_kk, dg_qk, C, K, BC // (2 << lvl), DOT_DT)
     dg_qk += tl.where(ii == jj, tl.sum(b_q * b_k, axis=1)[:, None], 0.0)
 
     a_qk = (acc_qk + dg_qk) * scale

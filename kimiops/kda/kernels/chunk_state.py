@@ -38,15 +38,17 @@ import triton
 import triton.language as tl
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps the candidates and prints
-# the winner. Compiled for sm_90a (ptxas -v, K=V=128): split_f16 BV=32/4 warps/2 stages: 200 regs,
-# no spills; BV=64 or 3 stages spill 136-156 B; the tf32 path spills 72-224 B (fp16->fp32 operand
-# conversion in registers).
-STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True}
+# the winner. Offline ptxas for sm_90a (K=V=128) had reported spills for BV=64 or 3 stages and for
+# the tf32 path (fp16->fp32 operand conversion); the GPU-compiled kernels report the numbers below.
+# H200 (bench_kda_prefill.py --ablate, CUDA-graph median of this stage, B1 T8192 H32, 2026-11-29):
+# BV32/4 warps/3 stages 0.397 ms (default), 2 stages 0.439, BV16/4w 0.758, BV64/4w 0.547 (16 B
+# spilled), BV64/8w 0.816, BV32/8w 0.630. ptxas on the GPU: BV32/4w 191-194 registers, no spills.
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True}
 STATE_CANDIDATES = [
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
     {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True},
     {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True},
     {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": True},
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
     {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": False},
     {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": False},
 ]
