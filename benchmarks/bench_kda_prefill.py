@@ -210,18 +210,9 @@ def sweep(rep):
     return results, best_intra["intra"], best_state["state"]
 
 
-ABLATE_INTRA = [  # (label, intra config overrides); ablate bits: see chunk_intra_fulltile_kernel
+ABLATE_INTRA = [  # (label, intra config overrides)
     ("sliced default", {}),
     ("sliced BK32 8w", {"BK": 32, "BVI": 64, "num_warps": 8}),
-    ("fulltile tf32 w/u 8w", {"variant": "fulltile", "wu_f16": 0, "num_warps": 8}),
-    ("fulltile f16 w/u 8w", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8}),
-    ("fulltile f16 w/u 4w", {"variant": "fulltile", "wu_f16": 1, "num_warps": 4}),
-    ("fulltile -diag", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 1}),
-    ("fulltile -offdiag", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 2}),
-    ("fulltile -inverse", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 4}),
-    ("fulltile -w/u dots", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 8}),
-    ("fulltile -w/u/qg/kg st", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 16}),
-    ("fulltile loads only", {"variant": "fulltile", "wu_f16": 1, "num_warps": 8, "ablate": 31}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),

@@ -211,11 +211,9 @@ def test_separate_ht_indices_and_no_h0(device):
 
 @pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split_f16": False}),
                                          ({"BK": 16, "BVI": 64}, {"BV": 32, "split_f16": True}),
-                                         ({"variant": "fulltile", "wu_f16": True, "num_warps": 4}, {}),
-                                         ({"variant": "fulltile", "BVI": 32}, {"num_stages": 2})])
+                                         ({"BK": 16, "BVI": 32}, {"num_stages": 2})])
 def test_alternate_configs(device, intra, state):
-    """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths, the
-    experimental full-tile intra kernel with tf32 and fp16 hi/lo w/u products)."""
+    """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""
     inp = make_inputs(1, 100, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)
     ht = torch.empty(1, 2, 32, 64, device=device)
     o = chunk_kda_fwd(

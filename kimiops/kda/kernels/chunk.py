@@ -31,7 +31,6 @@ from kimiops.kda.kernels.chunk_intra import (
     GATE_NONE,
     GATE_SOFTPLUS,
     INTRA_CONFIG,
-    chunk_intra_fulltile_kernel,
     chunk_intra_kernel,
 )
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel
@@ -162,13 +161,8 @@ def _launch_intra(p):
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
-    if ic.get("variant", "sliced") == "fulltile":
-        kernel = chunk_intra_fulltile_kernel
-        common.update(WU_F16=bool(ic.get("wu_f16", False)), ABLATE=int(ic.get("ablate", 0)))
-    else:
-        kernel = chunk_intra_kernel
-        common.update(BK=min(ic.get("BK", 16), p["K"]))
-    return kernel[(p["NC"], p["HV"])](
+    common.update(BK=min(ic.get("BK", 16), p["K"]))
+    return chunk_intra_kernel[(p["NC"], p["HV"])](
         p["q"], p["k"], p["v"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,

@@ -59,8 +59,8 @@ of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29)
 
 * This kernel (BK=16, 4 warps): 1.243 ms, i.e. ~40 us per (chunk, head) program against a memory
   floor of ~0.16 ms. FLA's whole intra part is ~0.6 ms.
-* ``chunk_intra_fulltile_kernel`` (whole chunk ``[64, 128]`` in registers, M = 64 two-dimensional
-  dots, one pass, no K slices) is *slower*: 3.83 ms at 8 warps (255 registers, 202 B spilled),
+* A full-tile variant (whole chunk ``[64, 128]`` in registers, M = 64 two-dimensional dots, one
+  pass, no K slices; measured, then removed, see git history and docs/prefill.md) was *slower*: 3.83 ms at 8 warps (255 registers, 202 B spilled),
   3.75 ms at 4 warps (672 B spilled), 5.09 ms at 16 warps. Ablations (8 warps, fp16 w/u): all
   on 4.46 ms; without the diagonal hierarchy 3.17; without the off-diagonal blocks 2.91; without
   the inverse 3.15; without the w/u dots 1.72; without the w/u/qg/kg stores 1.14; loads, gate
@@ -86,8 +86,6 @@ from kimiops.kda.gate import kda_gate_tl, sigmoid_tl
 # 2026-11-29, /tmp/bench_prefill_round1.log): BK16/BVI32/4 warps 1.243 ms (the sweep winner, now
 # the default); BK16/BVI64/8 warps and BK32/BVI64/8 warps slower. Register spills (ptxas, K=V=128):
 # BK=16/8 warps ~8 B, BK=32/8 warps ~200 B, BK=16/4 warps ~350 B, BK=32/4 warps ~1.5 KB.
-# "variant": "fulltile" selects chunk_intra_fulltile_kernel (keys wu_f16, ablate; BK ignored):
-# 3.8 ms, see the Notes above.
 INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1}
 INTRA_CANDIDATES = [
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1},
@@ -350,168 +348,3 @@ def _split_f16(x):
     hi = xs.to(tl.float16)
     lo = (xs - hi.to(tl.float32)).to(tl.float16)
     return hi, lo, 1.0 / s
-
-
-@triton.jit
-def _tinv_apply(t_inv, t_hi, t_lo, inv_t, x, INV_PREC: tl.constexpr, WU_F16: tl.constexpr):
-    """``Tinv @ x`` (fp32 result): tf32 dot, or fp16 tensor-core dots with Tinv split hi + lo and x
-    scaled to max 2^14 and rounded to fp16 (11-bit significand, like tf32)."""
-    if WU_F16:
-        sx = 16384.0 / tl.maximum(tl.max(tl.abs(x)), 1e-30)
-        x16 = (x * sx).to(tl.float16)
-        return tl.dot(t_hi, x16, tl.dot(t_lo, x16)) * (inv_t / sx)
-    else:
-        return tl.dot(t_inv, x, input_precision=INV_PREC)
-
-
-@triton.jit
-def chunk_intra_fulltile_kernel(
-    q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
-    w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
-    s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
-    scale, lower_bound, T, N, NT,
-    H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
-    C: tl.constexpr, BC: tl.constexpr, BVI: tl.constexpr,
-    GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
-    USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
-    IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
-    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, WU_F16: tl.constexpr, ABLATE: tl.constexpr,
-):
-    """Experimental variant (``INTRA_CONFIG["variant"] = "fulltile"``), same inputs/outputs as
-    ``chunk_intra_kernel``: the whole chunk ``[C, K]`` at once with M = 64 two-dimensional dots
-    (see "Notes" in the module docstring: 3x slower on the H200 because of register spills).
-    ABLATE (bitmask, timing only): 1 diagonal hierarchy, 2 off-diagonal, 4 inverse, 8 w/u dots,
-    16 stores of w/u/qg/kg."""
-    pid = tl.program_id(0)
-    hv = tl.program_id(1)
-    h = hv // (HV // H)
-    hv64 = hv.to(tl.int64)
-    NS: tl.constexpr = C // BC
-    LOG_BC: tl.constexpr = 4  # BC == 16
-
-    start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
-    if length <= 0:
-        return
-
-    rows = tl.arange(0, C)
-    rmask = rows < length
-    tok = (start + rows).to(tl.int64)
-    cols = tl.arange(0, K)
-    slot = pid.to(tl.int64)
-    b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
-    if USE_BETA_SIGMOID:
-        b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
-    b_A = 1.0
-    if HAS_A:
-        b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
-
-    # ---------------------------------------------------------------- whole chunk [C, K] at once
-    b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
-    if USE_L2NORM:
-        b_q = b_q * tl.rsqrt(tl.sum(b_q * b_q, axis=1) + 1e-6)[:, None]
-        b_k = b_k * tl.rsqrt(tl.sum(b_k * b_k, axis=1) + 1e-6)[:, None]
-    loc = tl.arange(0, BC)[None, :, None]
-    g3 = tl.reshape(b_g, (NS, BC, K))
-    q3 = tl.reshape(b_q, (NS, BC, K))
-    k3 = tl.reshape(b_k, (NS, BC, K))
-    # block-local cumsum without the block's first row: lx = G_t - G_{first row of block} <= 0
-    lx3 = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
-    gf = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)           # [NS, K] g at the first row
-    lxl = tl.min(lx3, axis=1)                                   # [NS, K] G_last - G_first
-    tot = gf + lxl                                              # [NS, K] sum of g over the block
-    pre = tl.minimum(tl.cumsum(tot, axis=0) - tot, 0.0)         # totals of the earlier blocks
-    suf = tl.minimum(tl.cumsum(tot, axis=0, reverse=True) - tot, 0.0)  # of the later blocks
-    e_l3 = tl.exp(lx3)
-    base3 = k3 * tl.exp(lxl[:, None, :] - lx3)                  # k_j e^{G_eJ - G_j}
-    e_r = tl.exp(pre + gf)[:, None, :]                          # e^{G_{first row}} (chunk-relative)
-    lk = tl.reshape(k3 * e_l3, (C, K))
-    lq = tl.reshape(q3 * e_l3, (C, K))
-    x = tl.reshape(k3 * e_l3 * e_r, (C, K)) * b_beta[:, None]   # beta k e^G
-    rr = tl.arange(0, C)
-    o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
-    if (ABLATE & 16) == 0:
-        tl.store(qg_out + hv64 * s_qg + o_ck,
-                 (tl.reshape(q3 * e_l3 * e_r, (C, K)) * scale).to(qg_out.dtype.element_ty))
-        tl.store(kg_out + hv64 * s_kg + o_ck,
-                 tl.reshape(base3 * tl.exp(suf)[:, None, :], (C, K)).to(kg_out.dtype.element_ty))
-    tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(tot, axis=0)))
-
-    ii = rr[:, None]
-    jj = rr[None, :]
-    rowblk = ii // BC
-    lk16 = lk.to(DOT_DT)
-    lq16 = lq.to(DOT_DT)
-
-    # ---------------------------------------------------------------- off-diagonal blocks
-    # row block I, column block J < I: left_i = x_i e^{G_i - G_rI}; right_j = k_j e^{G_eJ - G_j}
-    # * e^{G_rI - G_eJ}; one [C, K] x [K, C] dot per I, rows of block I kept.
-    acc_kk = tl.zeros([C, C], dtype=tl.float32)
-    acc_qk = tl.zeros([C, C], dtype=tl.float32)
-    if (ABLATE & 2) == 0:
-        jx = tl.arange(0, NS)
-        for I in tl.static_range(1, NS):
-            between = (jx[:, None] < jx[None, :]) & (jx[None, :] < I)           # [J, X]
-            bsum = tl.sum(tl.where(between[:, :, None], tot[None, :, :], 0.0), axis=1)  # [J, K]
-            gf_i = tl.sum(tl.where((jx == I)[:, None], gf, 0.0), axis=0)       # [K]
-            mid = tl.where((jx < I)[:, None], tl.exp(gf_i[None, :] + bsum), 0.0)  # [J, K]
-            rt = tl.trans(tl.reshape(base3 * mid[:, None, :], (C, K)).to(DOT_DT))
-            acc_kk = tl.where(rowblk == I, tl.dot(lk16, rt), acc_kk)
-            acc_qk = tl.where(rowblk == I, tl.dot(lq16, rt), acc_qk)
-
-    # ---------------------------------------------------------------- diagonal 16x16 blocks
-    dg_kk = tl.zeros([C, C], dtype=tl.float32)
-    dg_qk = tl.zeros([C, C], dtype=tl.float32)
-    if (ABLATE & 1) == 0:
-        for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level_full(lx3, b_k, b_q, dg_kk, dg_qk, C, K, BC // (2 << lvl), DOT_DT)
-    dg_qk += tl.where(ii == jj, tl.sum(b_q * b_k, axis=1)[:, None], 0.0)
-
-    a_qk = (acc_qk + dg_qk) * scale
-    tl.store(aqk_out + hv64 * s_aqk + slot * C * C + ii * C + jj, a_qk.to(aqk_out.dtype.element_ty))
-    a_off = acc_kk * b_beta[:, None]
-    dg_kk = dg_kk * b_beta[:, None]
-
-    # ---------------------------------------------------------------- (I + A_kk)^-1
-    # D = inverse of the block-diagonal part by forward substitution (all four 16x16 blocks at
-    # once: step j eliminates column j of every block), then N = D A_off (strictly block-lower,
-    # N^4 = 0) and Tinv = (I - N + N^2 - N^3) D.
-    eye = tl.where(ii == jj, 1.0, 0.0)
-    if (ABLATE & 4) == 0:
-        sameblk = rowblk == (jj // BC)
-        d = eye
-        for j in tl.static_range(BC):
-            col_j = tl.sum(tl.where((jj % BC) == j, dg_kk, 0.0), axis=1)   # A[i, blk(i)*BC + j]
-            row_j = tl.sum(tl.where((ii % BC) == j, d, 0.0), axis=0)       # D[blk(c)*BC + j, c]
-            d = d - tl.where(sameblk, col_j[:, None] * row_j[None, :], 0.0)
-        n_mat = tl.dot(d, a_off, input_precision=INV_PREC)
-        p_mat = eye - n_mat
-        for _ in tl.static_range(NS - 2):
-            p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
-        t_inv = tl.dot(p_mat, d, input_precision=INV_PREC)         # [C, C] fp32
-    else:
-        t_inv = eye + a_off + dg_kk
-    if WU_F16:
-        t_hi, t_lo, inv_t = _split_f16(t_inv)
-    else:
-        t_hi = t_inv.to(tl.float16)
-        t_lo = t_hi
-        inv_t = 1.0
-
-    # ---------------------------------------------------------------- w = Tinv x, u = Tinv (beta v)
-    if (ABLATE & 8) == 0:
-        b_w = _tinv_apply(t_inv, t_hi, t_lo, inv_t, x, INV_PREC, WU_F16)
-    else:
-        b_w = x
-    if (ABLATE & 16) == 0:
-        tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
-    for vb in tl.static_range(0, V, BVI):
-        vcols = vb + tl.arange(0, BVI)
-        b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
-        bv = b_v.to(tl.float32) * b_beta[:, None]
-        if (ABLATE & 8) == 0:
-            b_u = _tinv_apply(t_inv, t_hi, t_lo, inv_t, bv, INV_PREC, WU_F16)
-        else:
-            b_u = bv
-        if (ABLATE & 16) == 0:
-            tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
