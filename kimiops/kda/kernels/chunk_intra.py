@@ -60,8 +60,8 @@ of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29)
 * This kernel (BK=16, 4 warps): 1.243 ms, i.e. ~40 us per (chunk, head) program against a memory
   floor of ~0.16 ms. FLA's whole intra part is ~0.6 ms.
 * A full-tile variant (whole chunk ``[64, 128]`` in registers, M = 64 two-dimensional dots, one
-  pass, no K slices; measured, then removed, see git history and docs/prefill.md) was *slower*: 3.83 ms at 8 warps (255 registers, 202 B spilled),
-  3.75 ms at 4 warps (672 B spilled), 5.09 ms at 16 warps. Ablations (8 warps, fp16 w/u): all
+  pass, no K slices; measured, then removed: git history and docs/prefill.md) was *slower*:
+  3.83 ms at 8 warps (255 registers, 202 B spilled), 3.75 ms at 4 warps (672 B spilled), 5.09 ms at 16 warps. Ablations (8 warps, fp16 w/u): all
   on 4.46 ms; without the diagonal hierarchy 3.17; without the off-diagonal blocks 2.91; without
   the inverse 3.15; without the w/u dots 1.72; without the w/u/qg/kg stores 1.14; loads, gate
   prologue, A_qk and gC stores only 0.43 ms (186 registers, one CTA of 8 warps per SM). Every
@@ -313,38 +313,3 @@ def chunk_intra_kernel(
         b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
         b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
         tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
-
-
-# ------------------------------------------------------------------------ experimental variant
-@triton.jit
-def _diag_level_full(lx3, k, q, dg_kk, dg_qk, C: tl.constexpr, K: tl.constexpr, ELL: tl.constexpr,
-                DOT_DT: tl.constexpr):
-    """Level ``ELL`` of the diagonal-block hierarchy on the whole chunk ``[C, K]``: pairs (i in the
-    lower half, j in the upper half) of each group of ``2*ELL`` rows, factored through the group's
-    middle row ``a``: ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element
-    serves both sides. Groups never straddle a 16-row block, so only diagonal blocks are touched."""
-    GRP: tl.constexpr = 2 * ELL
-    lx4 = tl.reshape(lx3, (C // GRP, GRP, K))
-    pos = tl.arange(0, GRP)[None, :, None]
-    anchor = tl.sum(tl.where(pos == ELL, lx4, 0.0), axis=1, keep_dims=True)
-    f = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (C, K))
-    rows = tl.arange(0, C)
-    lower = ((rows % GRP) >= ELL)[:, None]
-    kf = k * f
-    lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
-    lf_q = tl.where(lower, q * f, 0.0).to(DOT_DT)
-    rt = tl.trans(tl.where(lower, 0.0, kf).to(DOT_DT))            # [K, C]
-    same = (rows[:, None] // GRP) == (rows[None, :] // GRP)
-    dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
-    dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
-    return dg_kk, dg_qk
-
-
-@triton.jit
-def _split_f16(x):
-    """fp32 ``x`` -> (hi, lo, 1/s): ``x * s = hi + lo`` to ~22 bits, fp16 halves, max|x*s| = 2^14."""
-    s = 16384.0 / tl.maximum(tl.max(tl.abs(x)), 1e-30)
-    xs = x * s
-    hi = xs.to(tl.float16)
-    lo = (xs - hi.to(tl.float32)).to(tl.float16)
-    return hi, lo, 1.0 / s
