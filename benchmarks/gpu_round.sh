@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One GPU round on the lent H200: GPU tests, benchmarks and the demo, everything logged under
-# $OUT (defaults to ./gpu_out). Expects fla-core's wheel under .whl/ (see README "Benchmarks").
-# Usage: bash benchmarks/gpu_round.sh [tests|bench|demo|all] ...
+# One verification round on a GPU machine: GPU tests, the demo, `kimiops bench`, the transformers
+# benchmark; logs under $OUT (default ./gpu_out). fla-core's wheel may be placed under .whl/.
+# Usage: bash benchmarks/gpu_round.sh [tests] [demo] [bench] [bench-full] [transformers]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT/r"
@@ -12,24 +12,19 @@ else
   export PYTHONPATH=$PWD
 fi
 export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used --format=csv | tee "$OUT/r/nvidia_smi.txt"
-what=${*:-all}
-for step in $what; do
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/r/nvidia_smi.txt"
+for step in "${@:-tests demo bench}"; do
   case $step in
-    tests|all)
-      python3 -m pytest -q -m gpu tests -x --timeout=600 -p no:cacheprovider 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40 ;;
-  esac
-  case $step in
-    decode|bench|all) python3 benchmarks/bench_kda_decode.py --out "$OUT/r" 2>&1 | tee "$OUT/r/bench_decode.log" | tail -30 ;;
-  esac
-  case $step in
-    linear|bench|all) python3 benchmarks/bench_linear.py --out "$OUT/r" --table-out "$OUT/r/sm90.json" 2>&1 | tee "$OUT/r/bench_linear.log" | tail -40 ;;
-  esac
-  case $step in
-    prefill|bench|all) python3 benchmarks/bench_kda_prefill.py --out "$OUT/r" 2>&1 | tee "$OUT/r/bench_prefill.log" | tail -40 ;;
-  esac
-  case $step in
-    demo|all) python3 -m kimiops.cli demo --no-progress 2>&1 | tee "$OUT/r/demo.log" ;;
+    tests) timeout 300 python3 -m pytest -q -m gpu ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
+           tail -6 "$OUT/pytest_gpu.log" ;;
+    demo) (time python3 -m kimiops.cli demo --no-progress) > "$OUT/demo.log" 2>&1; cat "$OUT/demo.log" ;;
+    bench) python3 -m kimiops.cli bench all --quick --out "$OUT/bench" > "$OUT/bench.log" 2>&1
+           tail -40 "$OUT/bench.log" ;;
+    bench-full) python3 -m kimiops.cli bench all --out "$OUT/bench" > "$OUT/bench.log" 2>&1
+           tail -40 "$OUT/bench.log" ;;
+    transformers) timeout 150 python3 benchmarks/bench_transformers.py --out "$OUT/r" > "$OUT/r/transformers.log" 2>&1
+           tail -12 "$OUT/r/transformers.log" ;;
   esac
 done
-tar -czf "$OUT/results.tgz" -C "$OUT" r
+# at most 8 files come back: bundle the raw results
+tar -czf "$OUT/raw.tgz" -C "$OUT" r $(test -d "$OUT/bench/raw" && echo bench/raw) && rm -rf "$OUT/r" "$OUT/bench/raw"
