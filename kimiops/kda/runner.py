@@ -31,7 +31,7 @@ PREFILL = KDAKind("chunk_kda", True, "initial_state_indices", STATE_DTYPES, Fals
 DECODE = KDAKind("fused_recurrent_kda", False, "ssm_state_indices", POOL_DTYPES_DECODE, True)
 
 # head dims the chunked kernels are built and tested for (tl.dot tiles of 16; registers bound the top)
-CHUNK_KERNEL_DIMS = (32, 64, 128)
+CHUNK_KERNEL_DIMS = (16, 32, 64, 128)
 
 
 def _kernel_supports(kind: KDAKind, q: torch.Tensor, v: torch.Tensor) -> bool:
