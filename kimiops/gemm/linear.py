@@ -70,6 +70,22 @@ def _capturing(x: torch.Tensor) -> bool:
     return x.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
+_WARMED: set = set()
+
+
+def _warm_graph_path(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, config) -> None:
+    """Compile and load, eagerly, the kernel that a CUDA-graph capture of this call will launch.
+
+    Eager ``auto`` calls return cuBLAS's result, so a serving engine's eager warm-up would never
+    build the Triton kernel, and building it inside a capture is not allowed. The first eager call
+    of each specialization therefore also runs the kernel once into scratch (discarded).
+    """
+    key = (x.device, x.dtype, out.dtype, bias is None, x.shape[0], tuple(weight.shape), config)
+    if key not in _WARMED:
+        skinny_linear(x, weight, bias, torch.empty_like(out), config)
+        _WARMED.add(key)
+
+
 def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, backend: str | None) -> None:
     """``out[M, N] = x[M, K] @ weight^T (+ bias)`` with checked 2-D inputs, M > 0."""
     family = device_family(x.device)
@@ -81,7 +97,10 @@ def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: 
         # capture these microsecond kernels are bound by host launch time, and cuBLAS launches
         # faster than a Triton kernel (H200, 2026-11-29: the table's picks ran at 0.96x cuBLAS
         # eagerly, benchmarks/results/linear_sm90.json), so eager calls keep cuBLAS.
-        config = dispatch.auto_config(family, M, N, K) if _capturing(x) else None
+        config = dispatch.auto_config(family, M, N, K)
+        if config is not None and not _capturing(x):
+            _warm_graph_path(x, weight, bias, out, config)
+            config = None
     else:
         name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
         config = dispatch.triton_config(family, M, N, K) if name == "triton" else None
