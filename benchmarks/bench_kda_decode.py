@@ -24,7 +24,6 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -35,6 +34,7 @@ from triton.testing import do_bench
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import kimiops  # noqa: E402
+from kimiops.bench.timing import copy_bandwidth, graph_us, host_us  # noqa: E402
 from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
@@ -63,59 +63,6 @@ def versions():
     except Exception:  # noqa: BLE001
         pass
     return v
-
-
-def copy_bandwidth(nbytes=2**30):
-    src = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
-    dst = torch.empty_like(src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=10, rep=100, return_mode="median")
-    del src, dst
-    torch.cuda.empty_cache()
-    return 2 * nbytes / (ms * 1e-3)  # bytes/s, read + write
-
-
-def graph_us(fns, reps=30):
-    """Median per-call time of the callables ``fns`` captured back to back in one CUDA graph."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for fn in fns[:2]:
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for fn in fns:
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ts = []
-    for _ in range(reps):
-        st.record()
-        g.replay()
-        en.record()
-        en.synchronize()
-        ts.append(st.elapsed_time(en) * 1e3 / len(fns))
-    del g
-    return statistics.median(ts)
-
-
-def host_us(fn, iters=200):
-    """(wall of call + synchronize, launch only) medians in microseconds."""
-    fn()
-    torch.cuda.synchronize()
-    walls, launches = [], []
-    for _ in range(iters):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        t2 = time.perf_counter()
-        walls.append(t2 - t0)
-        launches.append(t1 - t0)
-    return statistics.median(walls) * 1e6, statistics.median(launches) * 1e6
 
 
 class Case:

@@ -46,6 +46,7 @@ import triton
 from triton.testing import do_bench
 
 from kimiops.arch import device_family
+from kimiops.bench.timing import copy_bandwidth
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
 from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
@@ -58,15 +59,6 @@ L2_BYTES = 60 * 2**20
 COLD_BYTES = 3 * L2_BYTES
 MAX_COPIES = 64
 BW_WEIGHT_BYTES = 24 * 2**20  # acceptance: weights >= 24 MB at >= 80% of copy bandwidth
-
-
-def copy_bandwidth(warmup: int, rep: int) -> float:
-    """Bytes per second of a 1 GiB device-to-device copy, counting read + write."""
-    n = 2**30
-    src = torch.empty(n, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep, return_mode="median")
-    return 2 * n / (ms * 1e-3)
 
 
 def rotating_weights(N: int, K: int) -> list[torch.Tensor]:
@@ -309,7 +301,7 @@ def main() -> None:
         print(f"[{time.time() - started:7.1f}s] {msg}", flush=True)
 
     family = device_family(torch.device("cuda"))
-    copy_bw = copy_bandwidth(args.warmup, args.rep * 4)
+    copy_bw = copy_bandwidth()
     log(f"{torch.cuda.get_device_name()} ({family}): copy bandwidth {copy_bw / 1e12:.3f} TB/s (read+write)")
 
     table = {"format": dispatch.TABLE_FORMAT, "family": family, "device": torch.cuda.get_device_name(),

@@ -1,8 +1,7 @@
-"""Measurement primitives shared by every benchmark: the machine's two ceilings and timers.
+"""Measurement primitives shared by the benchmarks: the machine's two ceilings and timers.
 
-All timers return microseconds. ``triton.testing.do_bench`` is used with ``return_mode="median"``;
-CUDA-graph timings capture the callables back to back in one graph and divide a replay's time by
-their number (host launch overhead removed).
+Timers return microseconds. CUDA-graph timings capture the callables back to back in one graph
+and divide a replay's time by their number (host launch overhead removed).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ def copy_bandwidth(nbytes: int = 2**30) -> float:
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
     dst = torch.empty_like(src)
     us = _do_bench(lambda: dst.copy_(src), rep_ms=100)
-    del src, dst
     return 2 * nbytes / (us * 1e-6)
 
 
@@ -33,16 +31,10 @@ def matmul_rate(n: int = 8192) -> float:
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     us = _do_bench(lambda: a @ b, rep_ms=200)
-    del a, b
     return 2 * n**3 / (us * 1e-6)
 
 
-def eager_us(fn, warmup_ms: int = 10, rep_ms: int = 50) -> float:
-    """Median device time of ``fn`` called eagerly (do_bench; L2 flushed between calls)."""
-    return _do_bench(fn, warmup_ms, rep_ms)
-
-
-def graph_us(fns, replays: int = 20) -> float:
+def graph_us(fns, reps: int = 30) -> float:
     """Median per-call time of the callables ``fns`` captured back to back in one CUDA graph."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -57,9 +49,9 @@ def graph_us(fns, replays: int = 20) -> float:
             fn()
     graph.replay()
     torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
-    for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(reps):
         start.record()
         graph.replay()
         end.record()

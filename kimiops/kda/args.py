@@ -12,7 +12,6 @@ import torch
 
 from kimiops.validation import (
     FLOAT_DTYPES,
-    INDEX_DTYPES,
     check_cu_seqlens,
     check_indices,
     check_lower_bound,

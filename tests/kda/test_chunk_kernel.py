@@ -170,7 +170,7 @@ def test_varlen_lengths_both_layouts_gva(device):
 def test_pool_in_place_with_padding_and_poison(device):
     lens = [65, 0, 30, 64]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int64, device=device)
-    T, N, HV, K, V, S = int(cu[-1]), len(lens), 2, 32, 32, 7
+    T, HV, K, V, S = int(cu[-1]), 2, 32, 32, 7
     inp = make_inputs(1, T, 1, HV, K, V, "softplus", torch.float32, device, seed=11)
     idx = torch.tensor([5, 2, -1, 0], dtype=torch.int32, device=device)
     for v_first in (False, True):

@@ -126,7 +126,6 @@ def chunk_state_kernel(
     n = tl.program_id(0)
     hv = tl.program_id(1)
     vb = tl.program_id(2)
-    hv64 = hv.to(tl.int64)
     if IS_VARLEN:
         bos = tl.load(cu_seqlens + n).to(tl.int32)
         eos = tl.load(cu_seqlens + n + 1).to(tl.int32)
@@ -137,7 +136,6 @@ def chunk_state_kernel(
         slot0 = n * NT
 
     rk = tl.arange(0, K)
-    rc = tl.arange(0, C)
     cv = vb * BV + tl.arange(0, BV)
     if STATE_V_FIRST:
         s_off = cv[None, :] * K + rk[:, None]
