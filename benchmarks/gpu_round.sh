@@ -15,7 +15,9 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/r/nvidia_smi.txt"
 for step in "${@:-tests demo bench}"; do
   case $step in
-    tests) timeout 300 python3 -m pytest -q -m gpu ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
+    # tests run without fla-core on the path: transformers would bind FLA's kernels as its
+    # "fallback" (and spend minutes compiling them) instead of its torch reference
+    tests) PYTHONPATH=$PWD timeout 300 python3 -m pytest -q -m gpu ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
            tail -6 "$OUT/pytest_gpu.log" ;;
     demo) (time python3 -m kimiops.cli demo --no-progress) > "$OUT/demo.log" 2>&1; cat "$OUT/demo.log" ;;
     bench) python3 -m kimiops.cli bench all --quick --out "$OUT/bench" > "$OUT/bench.log" 2>&1
