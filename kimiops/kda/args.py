@@ -6,6 +6,7 @@ tensors always and for CUDA tensors only with ``KIMIOPS_DEBUG=1`` (see :mod:`kim
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
@@ -16,6 +17,7 @@ from kimiops.validation import (
     check_indices,
     check_lower_bound,
     check_tensor,
+    debug_enabled,
     reads_values,
 )
 
@@ -45,11 +47,53 @@ class KDAShapes:
         return (count, self.HV, self.V, self.K) if state_v_first else (count, self.HV, self.K, self.V)
 
 
+# Calls whose checks read no tensor values (non-CPU tensors without KIMIOPS_DEBUG) depend only on
+# metadata, so a decode loop that repeats one shape pays for the checks once: the result is cached
+# under the arguments' metadata (shape, strides, dtype, device of every tensor, and the flags).
+_CACHE_SIZE = 256
+_validated: OrderedDict = OrderedDict()
+
+
+def _meta(t):
+    if isinstance(t, torch.Tensor):
+        return (t.shape, t.stride(), t.dtype, t.device)
+    if t is None or isinstance(t, (bool, int, float, str, tuple)):
+        return t
+    return ("object", type(t))  # never valid for a KDA argument: the full check raises, nothing is cached
+
+
 def check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name: str, pool_dtypes=STATE_DTYPES, allow_padded_tokens: bool = False,
 ) -> KDAShapes:
-    """Check every argument of a KDA call and return its sizes; raises ValueError/TypeError."""
+    """Check every argument of a KDA call and return its sizes; raises ValueError/TypeError.
+
+    Metadata-only outcomes are memoized (see ``_validated``); calls on CPU tensors, in debug
+    mode or under ``torch.compile`` tracing are always checked in full.
+    """
+    cacheable = isinstance(q, torch.Tensor) and q.device.type != "cpu" and not debug_enabled() \
+        and not torch.compiler.is_compiling()
+    if cacheable:
+        key = tuple(map(_meta, (q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias,
+                                lower_bound, state_v_first, cu_seqlens, indices, indices_name, pool_dtypes,
+                                allow_padded_tokens)))
+        hit = _validated.get(key)
+        if hit is not None:
+            return hit
+    shapes = _check_kda_args(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias,
+                             lower_bound, state_v_first, cu_seqlens, indices, indices_name, pool_dtypes,
+                             allow_padded_tokens)
+    if cacheable:
+        _validated[key] = shapes
+        if len(_validated) > _CACHE_SIZE:
+            _validated.popitem(last=False)
+    return shapes
+
+
+def _check_kda_args(
+    q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
+    state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens,
+) -> KDAShapes:
     check_tensor("q", q, ndim=4, dtypes=FLOAT_DTYPES, last_dim_contiguous=True)
     device = q.device
     B, T, H, K = q.shape

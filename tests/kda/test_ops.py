@@ -206,3 +206,41 @@ def test_forced_triton_rejects_unsupported_head_dims(monkeypatch):
 
 def test_empty_cache_is_public():
     kimiops.empty_cache()
+
+
+def test_metadata_only_checks_are_memoized_and_still_reject_bad_input(monkeypatch):
+    """Non-CPU tensors without KIMIOPS_DEBUG: the checks depend only on metadata and are cached."""
+    from kimiops.kda import args
+
+    monkeypatch.delenv("KIMIOPS_DEBUG", raising=False)
+    monkeypatch.setattr(args, "_validated", args.OrderedDict())
+    q = torch.empty(1, 4, 2, 32, device="meta")
+    v = torch.empty(1, 4, 4, 32, device="meta")
+    g = torch.empty(1, 4, 4, 32, device="meta")
+    beta = torch.empty(1, 4, 4, device="meta")
+    pool = torch.empty(3, 4, 32, 32, device="meta")
+    idx = torch.empty(1, dtype=torch.int32, device="meta")
+
+    def check(**kw):
+        base = dict(q=q, k=q, v=v, g=g, beta=beta, scale=None, initial_state=pool, use_gate_in_kernel=False,
+                    A_log=None, dt_bias=None, lower_bound=None, state_v_first=True, cu_seqlens=None,
+                    indices=idx, indices_name="ssm_state_indices")
+        base.update(kw)
+        return args.check_kda_args(**base)
+
+    first = check()
+    assert check() is first and len(args._validated) == 1
+    assert check(scale=0.5).scale == 0.5 and len(args._validated) == 2
+    with pytest.raises(TypeError, match="k: expected dtype"):
+        check(k=q.half())
+    with pytest.raises(ValueError, match="pool"):
+        check(initial_state=torch.empty(3, 4, 16, 32, device="meta"))
+    full = []
+    original = args._check_kda_args
+    monkeypatch.setattr(args, "_check_kda_args", lambda *a: full.append(1) or original(*a))
+    check()
+    assert full == []  # served from the cache
+    monkeypatch.setattr(args, "debug_enabled", lambda: True)
+    monkeypatch.setattr(args, "reads_values", lambda t: False)  # meta tensors have no values to read
+    check()
+    assert full == [1]  # debug mode: always checked in full
