@@ -244,3 +244,19 @@ def test_metadata_only_checks_are_memoized_and_still_reject_bad_input(monkeypatc
     monkeypatch.setattr(args, "reads_values", lambda t: False)  # meta tensors have no values to read
     check()
     assert full == [1]  # debug mode: always checked in full
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name", OPS)
+def test_gpu_value_checks_only_in_debug_mode(op_name, monkeypatch):
+    """CUDA tensors: index ranges and cu_seqlens order are checked only with KIMIOPS_DEBUG=1."""
+    op, idx_name = OPS[op_name]
+    x = make_kda_inputs(1, 8, 2, 32, 32, HV=4, device="cuda")
+    pool = torch.zeros(3, 4, 32, 32, device="cuda")
+    bad_idx = torch.tensor([3], dtype=torch.int32, device="cuda")
+    bad_cu = torch.tensor([0, 5, 3, 8], device="cuda")
+    monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+    with pytest.raises(ValueError, match=r"\[-1, 3\)"):
+        op(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, **{idx_name: bad_idx})
+    with pytest.raises(ValueError, match="non-decreasing"):
+        op(x.q, x.k, x.v, x.g, x.beta, cu_seqlens=bad_cu)
