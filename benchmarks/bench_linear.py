@@ -49,6 +49,7 @@ from kimiops.arch import device_family
 from kimiops.bench.timing import copy_bandwidth
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
+from kimiops.testing import rel_err
 from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
                                   block_m_for, fit_stages, skinny_linear, split_candidates)
 
@@ -91,10 +92,6 @@ def graph_us(call, weights, warmup: int, rep: int) -> float:
 
 def eager_us(call, warmup: int, rep: int) -> float:
     return do_bench(call, warmup=warmup, rep=rep, return_mode="median") * 1e3
-
-
-def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float((a.double() - b.double()).norm() / b.double().norm().clamp_min(1e-30))
 
 
 def geomean(values) -> float:

@@ -16,15 +16,12 @@ import torch.nn.functional as F
 import kimiops.gemm.linear as lin
 from kimiops.gemm import dispatch, scratch
 from kimiops.gemm.linear import linear
+from kimiops.testing import rel_err
 from kimiops.gemm.skinny import (SkinnyConfig, default_config, k_split_for, skinny_linear, split_candidates,
                                  wave_efficiency)
 
 # (M, N, K): single tile, ragged N and K, several M tiles, K below one tile.
 SMALL = [(1, 64, 256), (3, 96, 200), (20, 128, 384), (5, 64, 40)]
-
-
-def rel_err(y: torch.Tensor, ref: torch.Tensor) -> float:
-    return float((y.double() - ref).norm() / ref.norm())
 
 
 def make(M, N, K, device, dtype=torch.float16, bias=True, seed=0):

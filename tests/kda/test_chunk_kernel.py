@@ -17,6 +17,7 @@ from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
 from kimiops.kda.kernels.chunk import chunk_kda_fwd
 from kimiops.kda.reference import naive_recurrent_kda
+from kimiops.testing import rel_err
 
 HAS_CUDA = torch.cuda.is_available()
 POISON = float("nan")
@@ -88,11 +89,6 @@ def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None,
     )
 
 
-def rel(a, b):
-    a, b = a.double().cpu(), b.double().cpu()
-    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
-
-
 def finite(t):
     return bool(torch.isfinite(t.float()).all())
 
@@ -126,8 +122,8 @@ def test_chunk_matches_oracle(device, gate, mild, dtype, B, T, H, HV, K, V, l2):
     ro, rs = reference(inp, gate=gate, scale=scale, h0=h0, l2=l2)
     assert finite(o) and finite(ht)
     tol = 3e-3 if dtype == torch.float32 else 6e-3
-    assert rel(o, ro) < tol, rel(o, ro)
-    assert rel(ht, rs) < tol, rel(ht, rs)
+    assert rel_err(o, ro) < tol, rel_err(o, ro)
+    assert rel_err(ht, rs) < tol, rel_err(ht, rs)
 
 
 def test_huge_softplus_gates_finite_and_exact(device):
@@ -140,7 +136,7 @@ def test_huge_softplus_gates_finite_and_exact(device):
     o = run(inp, gate="softplus", scale=0.2)
     ro, _ = reference(inp, gate="softplus", scale=0.2)
     assert finite(o)
-    assert rel(o, ro) < 3e-3
+    assert rel_err(o, ro) < 3e-3
 
 
 def test_varlen_lengths_both_layouts_gva(device):
@@ -158,9 +154,9 @@ def test_varlen_lengths_both_layouts_gva(device):
                 state_v_first=v_first)
         ro, rs = reference(inp, gate="lower_bound", scale=0.3, cu_seqlens=cu, h0=h0, state_v_first=v_first)
         assert finite(o) and finite(ht)
-        assert rel(o, ro) < 3e-3
-        assert rel(ht, rs) < 3e-3
-        assert rel(ht.transpose(-1, -2) if v_first else ht, rs_kv) < 3e-3
+        assert rel_err(o, ro) < 3e-3
+        assert rel_err(ht, rs) < 3e-3
+        assert rel_err(ht.transpose(-1, -2) if v_first else ht, rs_kv) < 3e-3
         # zero-length sequences: final state == initial state
         for n, L in enumerate(lens):
             if L == 0:
@@ -183,13 +179,13 @@ def test_pool_in_place_with_padding_and_poison(device):
                 ht_indices=idx, state_v_first=v_first)
         ro, rs = reference(inp, gate="softplus", scale=0.25, cu_seqlens=cu, h0=h0_ref, state_v_first=v_first)
         assert finite(o)
-        assert rel(o, ro) < 3e-3
+        assert rel_err(o, ro) < 3e-3
         after = bits(pool)
         for s in range(S):
             if s in (5, 2, 0):
                 n = idx.tolist().index(s)
                 assert finite(pool[s])
-                assert rel(pool[s], rs[n]) < 3e-3
+                assert rel_err(pool[s], rs[n]) < 3e-3
             else:  # untouched slots (the -1 sequence included) are bit-identical NaN poison
                 assert torch.equal(after[s], before[s])
 
@@ -202,7 +198,7 @@ def test_separate_ht_indices_and_no_h0(device):
     before = bits(ht)
     o = run(inp, gate="none", scale=0.2, cu_seqlens=cu, ht=ht, ht_indices=torch.tensor([3, -1], device=device))
     ro, rs = reference(inp, gate="none", scale=0.2, cu_seqlens=cu)
-    assert rel(o, ro) < 3e-3 and rel(ht[3], rs[0]) < 3e-3
+    assert rel_err(o, ro) < 3e-3 and rel_err(ht[3], rs[0]) < 3e-3
     after = bits(ht)
     for s in (0, 1, 2):
         assert torch.equal(after[s], before[s])
@@ -222,7 +218,7 @@ def test_alternate_configs(device, intra, state):
         A_log=inp["A_log"], dt_bias=inp["dt_bias"], lower_bound=None, intra_config=intra, state_config=state,
     )
     ro, rs = reference(inp, gate="softplus", scale=0.2)
-    assert rel(o, ro) < 3e-3 and rel(ht, rs) < 3e-3
+    assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
 def test_workspace_reuse_and_empty_cache(device):
@@ -251,7 +247,7 @@ def test_gpu_accuracy_acceptance(gate, mild):
     o = run(inp, gate=gate, scale=128**-0.5, ht=ht)
     ro, rs = reference(inp, gate=gate, scale=128**-0.5)
     assert finite(o) and finite(ht)
-    eo, es = rel(o, ro), rel(ht, rs)
+    eo, es = rel_err(o, ro), rel_err(ht, rs)
     print(f"{gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
     assert eo <= 3e-3 and es <= 2.5e-3
 
@@ -275,11 +271,11 @@ def test_gpu_varlen_pool_bf16(gate, mild):
             state_v_first=True)
     ro, rs = reference(inp, gate=gate, scale=128**-0.5, cu_seqlens=cu, h0=h0_ref, state_v_first=True)
     assert finite(o)
-    assert rel(o, ro) < 3e-3
+    assert rel_err(o, ro) < 3e-3
     after = bits(pool)
     for s in range(S):
         if s in idx.tolist() and s >= 0:
-            assert rel(pool[s], rs[idx.tolist().index(s)]) < 3e-3
+            assert rel_err(pool[s], rs[idx.tolist().index(s)]) < 3e-3
         else:
             assert torch.equal(after[s], before[s])
 
@@ -305,7 +301,7 @@ def test_gpu_cuda_graph_capture_replay():
     graph.replay()
     torch.cuda.synchronize()
     ro, rs = reference(inp, gate="softplus", scale=0.1, cu_seqlens=cu)
-    assert rel(out, ro) < 3e-3 and rel(ht, rs) < 3e-3
+    assert rel_err(out, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
 @pytest.mark.gpu
@@ -323,4 +319,4 @@ def test_gpu_two_streams_concurrently():
         with torch.cuda.stream(s2):
             ob = run(b, gate="lower_bound", scale=0.1)
     torch.cuda.synchronize()
-    assert rel(oa, ra) < 3e-3 and rel(ob, rb) < 3e-3
+    assert rel_err(oa, ra) < 3e-3 and rel_err(ob, rb) < 3e-3
