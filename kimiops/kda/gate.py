@@ -92,6 +92,13 @@ def kda_gate_tl(x, A, lower_bound, HAS_A: tl.constexpr, USE_LOWER_BOUND: tl.cons
 
 
 @triton.jit
+def l2_inv_norm_tl(sum_sq):
+    """``rsqrt(sum(x^2) + 1e-6)``: the factor ``l2norm`` multiplies x by, from its sum of squares
+    (kernels that accumulate the sum over K slices scale their results by it afterwards)."""
+    return tl.rsqrt(sum_sq + 1e-6)
+
+
+@triton.jit
 def l2norm_tl(x, axis: tl.constexpr):
     """Row L2 norm of an fp32 block along ``axis`` with eps 1e-6 (matches ``l2norm``)."""
-    return x * tl.rsqrt(tl.sum(x * x, axis=axis, keep_dims=True) + 1e-6)
+    return x * l2_inv_norm_tl(tl.sum(x * x, axis=axis, keep_dims=True))

@@ -78,7 +78,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.gate import kda_gate_tl, sigmoid_tl
+from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u.
@@ -252,8 +252,8 @@ def chunk_intra_kernel(
 
     # ---------------------------------------------------------------- scaling (l2norm, beta)
     if USE_L2NORM:
-        rq = tl.rsqrt(ssq_q + 1e-6)
-        rk = tl.rsqrt(ssq_k + 1e-6)
+        rq = l2_inv_norm_tl(ssq_q)
+        rk = l2_inv_norm_tl(ssq_k)
     else:
         rq = tl.full([C], 1.0, tl.float32)
         rk = tl.full([C], 1.0, tl.float32)
