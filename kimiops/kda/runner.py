@@ -6,7 +6,6 @@ the pool dtypes they accept and what a padded (-1) pool index means; both go thr
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import torch
@@ -14,6 +13,7 @@ import torch
 from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch
+from kimiops.validation import check_tensor
 
 
 @dataclass(frozen=True)
@@ -29,13 +29,6 @@ class KDAKind:
 
 PREFILL = KDAKind("chunk_kda", True, "initial_state_indices", STATE_DTYPES, False)
 DECODE = KDAKind("fused_recurrent_kda", False, "ssm_state_indices", POOL_DTYPES_DECODE, True)
-
-# head dims the chunked kernels are built and tested for (tl.dot tiles of 16; registers bound the top)
-CHUNK_KERNEL_DIMS = (16, 32, 64, 128)
-
-
-def _kernel_supports(kind: KDAKind, q: torch.Tensor, v: torch.Tensor) -> bool:
-    return not kind.chunked or (q.shape[-1] in CHUNK_KERNEL_DIMS and v.shape[-1] in CHUNK_KERNEL_DIMS)
 
 
 def _launcher(kind: KDAKind):
@@ -126,15 +119,10 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node."""
     pool = initial_state if indices is not None else None
-    chosen = kda_backend(kind.name, backend, q.device)
-    if chosen == "triton" and isinstance(q, torch.Tensor) and isinstance(v, torch.Tensor) and q.dim() == 4 \
-            and v.dim() == 4 and not _kernel_supports(kind, q, v):
-        if backend not in (None, "auto") or os.environ.get("KIMIOPS_BACKEND", "auto") not in ("", "auto"):
-            raise ValueError(
-                f"q, v: backend 'triton' of {kind.name} supports head dims K, V in {CHUNK_KERNEL_DIMS}, "
-                f"got K={q.shape[-1]}, V={v.shape[-1]}; use backend='torch' (or auto) for other sizes"
-            )
-        chosen = "torch"  # auto: the portable path is correct for any head size
+    for name, t in (("q", q), ("v", v)):  # read below before the full checks: type first
+        check_tensor(name, t, ndim=4)
+    head_dims = (q.shape[-1], v.shape[-1]) if kind.chunked else None
+    chosen = kda_backend(kind.name, backend, q.device, head_dims)
     args = (
         q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
