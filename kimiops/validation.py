@@ -18,6 +18,7 @@ import torch
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 INDEX_DTYPES = (torch.int32, torch.int64)
+LOWER_BOUND_RANGE = (-5.0, 0.0)  # the lower-bound gate's lower_bound must lie in [-5, 0)
 
 
 def debug_enabled() -> bool:
@@ -80,12 +81,6 @@ def check_tensor(
     return t
 
 
-def same_device(device: torch.device, **tensors: torch.Tensor | None) -> None:
-    for name, t in tensors.items():
-        if t is not None and t.device != device:
-            raise ValueError(f"{name}: expected a tensor on {device} (the device of q), got one on {t.device}")
-
-
 def check_cu_seqlens(
     cu_seqlens: object, total_tokens: int, device: torch.device, name: str = "cu_seqlens", allow_padding: bool = False
 ) -> torch.Tensor:
@@ -126,6 +121,7 @@ def check_lower_bound(lower_bound: object) -> float | None:
     if isinstance(lower_bound, bool) or not isinstance(lower_bound, (int, float)):
         raise TypeError(f"lower_bound: expected a float in [-5, 0) or None, got {type(lower_bound).__name__}")
     lb = float(lower_bound)
-    if not (-5.0 <= lb < 0.0):
-        raise ValueError(f"lower_bound: expected a value in [-5, 0), got {lb}")
+    low, high = LOWER_BOUND_RANGE
+    if not (low <= lb < high):
+        raise ValueError(f"lower_bound: expected a value in [{low:g}, {high:g}), got {lb}")
     return lb

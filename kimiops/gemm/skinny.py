@@ -59,8 +59,6 @@ import triton.language as tl
 
 from kimiops.gemm.scratch import split_k_scratch
 
-#: Programs aimed for when choosing the split of K for :func:`default_config` (H200: 132 SMs).
-SPLIT_TARGETS = (132, 264, 528)
 #: Reference tile height used to turn a program target into a K split (independent of M).
 SPLIT_REFERENCE_BLOCK_N = 64
 DEFAULT_TARGET_PROGRAMS = 264

@@ -79,7 +79,6 @@ _REQUIRED = ("query", "key", "value", "g", "beta")
 # FLA-compatible keywords forwarded to kimiops (same names and meaning there).
 _PASSTHROUGH = ("scale", "cu_seqlens", "use_gate_in_kernel", "use_beta_sigmoid_in_kernel", "A_log", "dt_bias",
                 "lower_bound")
-_IGNORED = ("chunk_size",)
 _BACKENDS = (None, "auto", "triton", "torch")
 
 _lock = threading.RLock()

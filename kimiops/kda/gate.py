@@ -20,7 +20,6 @@ import triton.language as tl
 
 L2NORM_EPS = 1e-6
 SOFTPLUS_THRESHOLD = 20.0
-LOWER_BOUND_RANGE = (-5.0, 0.0)  # lower_bound must lie in [-5, 0)
 
 
 # --------------------------------------------------------------------------- torch
