@@ -8,7 +8,12 @@ Public API:
     empty_cache                                -- release cached scratch buffers
 """
 
-from kimiops.arch import arch_family, device_family
+from kimiops.interpreter import interpreter_enabled, patch_interpreter_for_numpy_2_4
+
+if interpreter_enabled():
+    patch_interpreter_for_numpy_2_4()
+
+from kimiops.arch import arch_family, device_family  # noqa: E402
 from kimiops.gemm.linear import linear
 from kimiops.kda import KDABackend, chunk_kda, fused_recurrent_kda, kda_gate, l2norm
 from kimiops.kda.workspace import empty_cache

@@ -12,6 +12,8 @@ import functools
 import os
 from dataclasses import dataclass
 
+from kimiops.interpreter import interpreter_enabled
+
 import torch
 
 FAMILIES = ("sm8x", "sm90", "sm10x", "sm12x")
@@ -68,10 +70,6 @@ class Backend:
         return self.families is None or family in self.families
 
 
-def _interpreter_enabled() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
 def resolve_backend(
     op: str,
     requested: str | None,
@@ -106,7 +104,7 @@ def resolve_backend(
             f"{op}: backend {requested!r} does not support capability family {family!r}; "
             f"backends that run on {family!r}: {usable}"
         )
-    if requested == "triton" and family == "cpu" and not _interpreter_enabled():
+    if requested == "triton" and family == "cpu" and not interpreter_enabled():
         raise RuntimeError(
             f"{op}: backend 'triton' on CPU tensors runs the kernels in Triton's interpreter; "
             "set TRITON_INTERPRET=1 in the environment before importing kimiops"

@@ -119,7 +119,7 @@ def chunk_state_kernel(
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, PREC: tl.constexpr,
-    USE_WHILE: tl.constexpr, SPLIT_F16: tl.constexpr,
+    SPLIT_F16: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
     states fp32."""
@@ -152,18 +152,9 @@ def chunk_state_kernel(
             b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
 
     nch = tl.cdiv(eos - bos, C)
-    if USE_WHILE:
-        # Triton 3.6's interpreter cannot take tensor range bounds; compiled code uses the for
-        # loop below, which the software pipeliner can prefetch.
-        c = 0
-        while c < nch:
-            b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
-            c += 1
-    else:
-        for c in range(0, nch):
-            b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
+    for c in range(0, nch):
+        b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
 
     if HAS_HT:
         if HAS_HT_IDX:
