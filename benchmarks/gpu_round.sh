@@ -5,26 +5,29 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT/r"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=$PWD:/tmp/site
-else
-  export PYTHONPATH=$PWD
-fi
+# wheels carried in .whl/: fla-core (the comparator) goes to /tmp/fla, the rest to /tmp/site, so that
+# the tests can run without FLA on the path
+for w in .whl/*.whl; do
+  [ -e "$w" ] || continue
+  case $(basename "$w") in fla_core*) dest=/tmp/fla ;; *) dest=/tmp/site ;; esac
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target $dest "$w"
+done
+NOFLA=$PWD:/tmp/site
+export PYTHONPATH=$NOFLA:/tmp/fla
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/r/nvidia_smi.txt"
 for step in "${@:-tests demo bench}"; do
   case $step in
     # tests run without fla-core on the path: transformers would bind FLA's kernels as its
     # "fallback" (and spend minutes compiling them) instead of its torch reference
-    tests) PYTHONPATH=$PWD timeout 300 python3 -m pytest -q -m gpu ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
+    tests) PYTHONPATH=$NOFLA timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -m gpu ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
            tail -6 "$OUT/pytest_gpu.log" ;;
     demo) (time python3 -m kimiops.cli demo --no-progress) > "$OUT/demo.log" 2>&1; cat "$OUT/demo.log" ;;
-    bench) python3 -m kimiops.cli bench all --quick --out "$OUT/bench" > "$OUT/bench.log" 2>&1
+    bench) timeout ${BENCH_TIMEOUT:-400} python3 -m kimiops.cli bench all --quick --out "$OUT/bench" > "$OUT/bench.log" 2>&1
            tail -40 "$OUT/bench.log" ;;
     bench-full) python3 -m kimiops.cli bench all --out "$OUT/bench" > "$OUT/bench.log" 2>&1
            tail -40 "$OUT/bench.log" ;;
-    transformers) timeout 150 python3 benchmarks/bench_transformers.py --out "$OUT/r" > "$OUT/r/transformers.log" 2>&1
+    transformers) PYTHONPATH=$NOFLA timeout 150 python3 benchmarks/bench_transformers.py --out "$OUT/r" > "$OUT/r/transformers.log" 2>&1
            tail -12 "$OUT/r/transformers.log" ;;
   esac
 done
