@@ -106,8 +106,7 @@ def ours_fn(c, ht, out, intra=None, state=None, stage=None):
     if stage is None:
         return lambda: chunk_mod.chunk_kda_fwd(*args, **kwargs)
     plan = chunk_mod._plan(*args, **kwargs)
-    launch = {"intra": chunk_mod._launch_intra, "scores": chunk_mod._launch_scores,
-              "solve": chunk_mod._launch_solve, "state": chunk_mod._launch_state}[stage]
+    launch = chunk_mod._launch_intra if stage == "intra" else chunk_mod._launch_state
     return lambda: launch(plan)
 
 
@@ -211,16 +210,9 @@ def sweep(rep):
     return results, best_intra["intra"], best_state["state"]
 
 
-ABLATE_INTRA = [  # (label, intra config overrides), timed per kernel (scores, solve)
-    ("default", {}),
-    ("scores BK64", {"BK_S": 64}),
-    ("scores BK16", {"BK_S": 16}),
-    ("scores 2w", {"warps_s": 2}),
-    ("scores 8w", {"warps_s": 8}),
-    ("solve BK16", {"BK": 16}),
-    ("solve BK64 BVI64", {"BK": 64, "BVI": 64}),
-    ("solve 8w", {"num_warps": 8}),
-    ("solve 2w", {"num_warps": 2}),
+ABLATE_INTRA = [  # (label, intra config overrides)
+    ("sliced default", {}),
+    ("sliced BK32 8w", {"BK": 32, "BVI": 64, "num_warps": 8}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),
@@ -240,22 +232,20 @@ def ablate(rep):
         c = make_case(B, T, "g")
         ht = torch.empty(B, HV, K, V, device="cuda")
         out = torch.empty_like(c["v"])
-        for stages, table, base in ((("scores", "solve"), ABLATE_INTRA, INTRA_CONFIG),
-                                    (("state",), ABLATE_STATE, STATE_CONFIG)):
-            ours_fn(c, ht, out)()  # valid scratch for the later stages
+        for stage, table, base in (("intra", ABLATE_INTRA, INTRA_CONFIG), ("state", ABLATE_STATE, STATE_CONFIG)):
+            ours_fn(c, ht, out)()  # valid scratch for the state stage
             for label, over in table:
                 cfg = dict(base, **over)
-                for stage in stages:
-                    try:
-                        fn = ours_fn(c, ht, out, cfg if stage != "state" else None,
-                                     cfg if stage == "state" else None, stage=stage)
-                        ck = fn()
-                        torch.cuda.synchronize()
-                        t = bench_graph(fn, rep)
-                        regs, spills = getattr(ck, "n_regs", "?"), getattr(ck, "n_spills", "?")
-                        print(f"  ablate {name} {stage:<7}{label:<20}{t:8.3f} ms  regs {regs} spills {spills}  {over}")
-                    except Exception as e:  # noqa: BLE001
-                        print(f"  ablate {name} {stage} {label} failed: {type(e).__name__}: {str(e)[:300]}")
+                try:
+                    fn = ours_fn(c, ht, out, cfg if stage == "intra" else None, cfg if stage == "state" else None,
+                                 stage=stage)
+                    ck = fn()
+                    torch.cuda.synchronize()
+                    t = bench_graph(fn, rep)
+                    regs, spills = getattr(ck, "n_regs", "?"), getattr(ck, "n_spills", "?")
+                    print(f"  ablate {name} {stage:<6}{label:<22}{t:8.3f} ms  regs {regs} spills {spills}  {over}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"  ablate {name} {stage} {label} failed: {type(e).__name__}: {str(e)[:300]}")
         del c, ht, out
         workspace.empty_cache()
 

@@ -13,8 +13,9 @@ GATE_FAMILIES = ("mild", "softplus", "lower_bound")
 
 
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
-    """``||out - ref|| / ||ref||`` in fp64; ``inf`` if ``out`` holds NaN/Inf (never NaN)."""
-    out64, ref64 = out.detach().to(torch.float64), ref.detach().to(torch.float64)
+    """``||out - ref|| / ||ref||`` in fp64 on ``out``'s device; ``inf`` if ``out`` holds NaN/Inf (never NaN)."""
+    out64 = out.detach().to(torch.float64)
+    ref64 = ref.detach().to(device=out64.device, dtype=torch.float64)
     if not torch.isfinite(out64).all():
         return math.inf
     den = ref64.norm().item()

@@ -1,12 +1,10 @@
-"""Launcher of the chunked KDA prefill pipeline (three kernels, no host synchronization).
+"""Launcher of the chunked KDA prefill pipeline (two kernels, no host synchronization).
 
-Stages (one launch each, all on the current stream):
+Stages (one launch each, both on the current stream):
 
-1. Intra-chunk (``chunk_intra.py``), parallel over chunks and value heads:
-   a. ``chunk_scores_kernel``, grid ``(NC, HV, C // 16)``: gate, cumsums, L2 norm and beta
-      sigmoid of the chunk, A_qk and A_kk of one 16-row block, the inverse of its diagonal block;
-      writes A_qk and A_kk/D (``akd``, fp32) to scratch (``workspace.py``).
-   b. ``chunk_solve_kernel``, grid ``(NC, HV)``: (I + A_kk)^-1 from ``akd``, then w, u, qg, kg, gC.
+1. ``chunk_intra_kernel`` (``chunk_intra.py``), grid ``(NC, HV)``: per chunk slot and value head,
+   gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w + u, all on chip;
+   writes w, u, qg, kg, A_qk, gC to scratch (``workspace.py``).
 2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(N, HV, V // BV)``: walks the chunks of
    each sequence with the state in registers, writes o and the final state.
 
@@ -16,9 +14,8 @@ owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-dec
 No zero fills: every scratch element a kernel reads was written by stage 1 of the same call.
 
 HBM traffic per token and value head (K = V = 128, default dtypes): inputs q, k, v, g, beta
-read by stage 1 (bf16: ~1 KiB; the score kernel's re-reads of a chunk's k and g mostly hit L2),
-akd between 1a and 1b (fp32 256 B), scratch written by stage 1 and read by stage 2 (w, qg, kg
-fp16 3 x 256 B, u fp32 512 B, A_qk fp16 128 B, gC 8 B), o written once, states read/written once.
+read by stage 1 (bf16: ~1 KiB), scratch written by stage 1 and read by stage 2 (w, qg, kg fp16
+3 x 256 B, u fp32 512 B, A_qk fp16 128 B, gC 8 B), o written once, states read/written once.
 """
 
 from __future__ import annotations
@@ -34,8 +31,7 @@ from kimiops.kda.kernels.chunk_intra import (
     GATE_NONE,
     GATE_SOFTPLUS,
     INTRA_CONFIG,
-    chunk_scores_kernel,
-    chunk_solve_kernel,
+    chunk_intra_kernel,
 )
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel
 from kimiops.kda.workspace import get_buffer
@@ -140,7 +136,6 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     plan["kg"] = get_buffer("kda_kg", dev, inter, HV, (C, K), NC)
     plan["aqk"] = get_buffer("kda_aqk", dev, inter, HV, (C, C), NC)
     plan["gc"] = get_buffer("kda_gc", dev, torch.float32, HV, (K,), NC)
-    plan["akd"] = get_buffer("kda_akd", dev, torch.float32, HV, (C, C), NC)
     return plan
 
 
@@ -149,51 +144,31 @@ def _scratch(p):
     return bufs, tuple(b.stride(0) for b in bufs)
 
 
-def _intra_common(p):
+def _launch_intra(p):
+    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV)``; returns the compiled kernel."""
+    if p["NC"] == 0:
+        return
+    ic = p["ic"]
+    bufs, strides = _scratch(p)
     dummy = p["q"]
     gate_id = p["gate"]
-    args = (p["A_log"] if p["A_log"] is not None else dummy, p["dt_bias"] if p["dt_bias"] is not None else dummy,
-            p["cu"])
-    meta = dict(
-        H=p["H"], HV=p["HV"], K=p["K"], C=p["C"], BC=SUB_CHUNK,
+    common = dict(
+        H=p["H"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BC=SUB_CHUNK, BVI=min(ic.get("BVI", 32), p["V"]),
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
+        DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
+        num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
-    return args, meta
-
-
-def _launch_scores(p):
-    """Stage 1a (``chunk_scores_kernel``), grid ``(NC, HV, C // 16)``; returns the compiled kernel."""
-    ic = p["ic"]
-    (a_log, dt_bias, cu), meta = _intra_common(p)
-    return chunk_scores_kernel[(p["NC"], p["HV"], p["C"] // SUB_CHUNK)](
-        p["q"], p["k"], p["g"], p["beta"], a_log, dt_bias, cu, p["aqk"], p["akd"],
-        p["aqk"].stride(0), p["akd"].stride(0), p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"],
-        BK=min(ic["BK_S"], p["K"]), DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]],
-        num_warps=ic["warps_s"], num_stages=1, **meta,
+    common.update(BK=min(ic.get("BK", 16), p["K"]))
+    return chunk_intra_kernel[(p["NC"], p["HV"])](
+        p["q"], p["k"], p["v"], p["g"], p["beta"],
+        p["A_log"] if p["A_log"] is not None else dummy,
+        p["dt_bias"] if p["dt_bias"] is not None else dummy,
+        p["cu"], *bufs, *strides,
+        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], **common,
     )
-
-
-def _launch_solve(p):
-    """Stage 1b (``chunk_solve_kernel``), grid ``(NC, HV)``; returns the compiled kernel."""
-    ic = p["ic"]
-    (a_log, dt_bias, cu), meta = _intra_common(p)
-    bufs = (p["w"], p["u"], p["qg"], p["kg"], p["gc"])
-    return chunk_solve_kernel[(p["NC"], p["HV"])](
-        p["q"], p["k"], p["v"], p["g"], p["beta"], a_log, dt_bias, cu, p["akd"], *bufs,
-        p["akd"].stride(0), *(b.stride(0) for b in bufs), p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"],
-        V=p["V"], BK=min(ic["BK"], p["K"]), BVI=min(ic["BVI"], p["V"]), INV_PREC=NUMERICS_CONFIG["inv_prec"],
-        num_warps=ic["num_warps"], num_stages=1, **meta,
-    )
-
-
-def _launch_intra(p):
-    """Stage 1 (1a then 1b); returns the compiled kernels."""
-    if p["NC"] == 0:
-        return None
-    return _launch_scores(p), _launch_solve(p)
 
 
 def _launch_state(p):
