@@ -16,6 +16,7 @@ import torch
 from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
 from kimiops.kda.kernels.chunk import chunk_kda_fwd
+from kimiops.kda.kernels.chunk_state import STATE_CONFIG, STATE_CONFIG_WIDE, WIDE_MIN_PAIRS, state_config_for
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
 
@@ -80,12 +81,12 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
 
 
 def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None, ht_indices=None,
-        state_v_first=False, l2=True, out=None):
+        state_v_first=False, l2=True, out=None, state_config=None):
     return chunk_kda_fwd(
         inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=scale, cu_seqlens=cu_seqlens,
         h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=state_v_first,
         use_qk_l2norm=l2, use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-        lower_bound=inp["lower_bound"], out=out,
+        lower_bound=inp["lower_bound"], out=out, state_config=state_config,
     )
 
 
@@ -124,6 +125,22 @@ def test_chunk_matches_oracle(device, gate, mild, dtype, B, T, H, HV, K, V, l2):
     tol = 3e-3 if dtype == torch.float32 else 6e-3
     assert rel_err(o, ro) < tol, rel_err(o, ro)
     assert rel_err(ht, rs) < tol, rel_err(ht, rs)
+
+
+@pytest.mark.parametrize("state_config", [STATE_CONFIG, STATE_CONFIG_WIDE], ids=["narrow", "wide"])
+def test_state_configs_match_oracle(device, state_config):
+    """Both tunings of the state stage (the launcher picks one by N * HV) give the oracle's result."""
+    inp = make_inputs(2, 100, 2, 4, 32, 64, "softplus", torch.float32, device, seed=3)
+    h0 = torch.randn(2, 4, 32, 64, device=device) * 0.5
+    ht = torch.full_like(h0, POISON)
+    o = run(inp, gate="softplus", scale=0.2, h0=h0, ht=ht, state_config=state_config)
+    ro, rs = reference(inp, gate="softplus", scale=0.2, h0=h0)
+    assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
+
+
+def test_state_config_follows_sequences_times_heads():
+    assert state_config_for(WIDE_MIN_PAIRS - 1) is STATE_CONFIG
+    assert state_config_for(WIDE_MIN_PAIRS) is STATE_CONFIG_WIDE
 
 
 def test_huge_softplus_gates_finite_and_exact(device):
@@ -250,6 +267,17 @@ def test_gpu_accuracy_acceptance(gate, mild):
     eo, es = rel_err(o, ro), rel_err(ht, rs)
     print(f"{gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
     assert eo <= 3e-3 and es <= 2.5e-3
+
+
+@pytest.mark.gpu
+def test_gpu_many_sequences_wide_state_tiles():
+    """8 sequences x 16 heads = WIDE_MIN_PAIRS: the launcher takes the wide state tiling."""
+    inp = make_inputs(8, 200, 16, 16, 128, 128, "softplus", torch.bfloat16, "cuda", seed=4, mild=False)
+    assert 8 * 16 >= WIDE_MIN_PAIRS
+    ht = torch.full((8, 16, 128, 128), POISON, device="cuda")
+    o = run(inp, gate="softplus", scale=128**-0.5, ht=ht)
+    ro, rs = reference(inp, gate="softplus", scale=128**-0.5)
+    assert rel_err(o, ro) <= 3e-3 and rel_err(ht, rs) <= 2.5e-3
 
 
 @pytest.mark.gpu

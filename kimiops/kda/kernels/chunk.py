@@ -33,7 +33,7 @@ from kimiops.kda.kernels.chunk_intra import (
     INTRA_CONFIG,
     chunk_intra_kernel,
 )
-from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel
+from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, state_config_for
 from kimiops.kda.workspace import get_buffer
 
 __all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG"]
@@ -114,13 +114,13 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     dev = q.device
     o = out if out is not None else torch.empty(B, T, HV, V, dtype=v.dtype, device=dev)
     ic = dict(INTRA_CONFIG, **(intra_config or {}))
-    sc = dict(STATE_CONFIG, **(state_config or {}))
     is_varlen = cu_seqlens is not None
     if is_varlen:
         N, NT, NC = cu_seqlens.numel() - 1, 0, T // C + (cu_seqlens.numel() - 1)
     else:
         N, NT = B, triton.cdiv(T, C)
         NC = B * NT
+    sc = dict(state_config_for(N * HV), **(state_config or {}))
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
                 h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),

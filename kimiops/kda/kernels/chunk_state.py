@@ -44,6 +44,12 @@ import triton.language as tl
 # BV32/4 warps/3 stages 0.397 ms (default), 2 stages 0.439, BV16/4w 0.758, BV64/4w 0.547 (16 B
 # spilled), BV64/8w 0.816, BV32/8w 0.630. ptxas on the GPU: BV32/4w 191-194 registers, no spills.
 STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True}
+# With many (sequence, head) pairs the grid fills the SMs without narrow V tiles, and BV = 64
+# halves the re-reads of w/qg/kg/A_qk per head: B8 T1024 (256 pairs) BV64/4w/2 stages 0.312 ms vs
+# 0.427 for the default; B1 T8192 (32 pairs) 0.544 vs 0.394 (same --ablate run, 2026-11-29,
+# benchmarks/results/logs_h200_20261129b/prefill_split_ablate_round1.log).
+STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True}
+WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
     {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True},
@@ -52,6 +58,11 @@ STATE_CANDIDATES = [
     {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": False},
     {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": False},
 ]
+
+
+def state_config_for(pairs: int) -> dict:
+    """Tuning dict of ``chunk_state_kernel`` for ``pairs = N * HV`` (sequences x value heads)."""
+    return STATE_CONFIG_WIDE if pairs >= WIDE_MIN_PAIRS else STATE_CONFIG
 
 
 @triton.jit
