@@ -261,6 +261,8 @@ def main():
     ap.add_argument("--no-sweep", action="store_true", help="skip the config sweep")
     ap.add_argument("--intra", default="", help="intra config override, e.g. BK=16,num_warps=4")
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
+    ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
+    ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (in-kernel)")
     ap.add_argument("--ablate", action="store_true", help="per-stage ablations / config timings, then exit")
     ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
@@ -297,10 +299,12 @@ def main():
 
     cases = [("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
              ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS)]
-    modes = ["g", "gate"]
+    modes = args.modes.split(",")
     if args.quick:
         cases = [cases[0], cases[4]]
         modes = ["g"]
+    elif args.cases:
+        cases = [c for c in cases if c[0] in args.cases.split(",")]
     rows = []
     header = (f"{'case':<15}{'mode':<6}{'ours eager':>11}{'ours graph':>11}{'intra':>8}{'state':>8}"
               f"{'FLA eager':>10}{'FLA graph':>10}{'speedup':>8}{'TFLOP/s':>8}{'%floor':>7}")
