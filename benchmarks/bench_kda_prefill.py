@@ -210,11 +210,16 @@ def sweep(rep):
     return results, best_intra["intra"], best_state["state"]
 
 
-ABLATE_INTRA = [  # (label, intra config overrides)
+ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
     ("sliced default", {}),
-    ("sliced BK32 8w", {"BK": 32, "BVI": 64, "num_warps": 8}),
-    ("sliced BK16 2w", {"num_warps": 2}),
-    ("sliced BK32 4w", {"BK": 32}),
+    ("loop stages 1", {"loop_stages": 1}),
+    ("no off-diag", {"ablate": 1}),
+    ("no diag", {"ablate": 2}),
+    ("no inverse", {"ablate": 4}),
+    ("no w/qg/kg", {"ablate": 8}),
+    ("no u", {"ablate": 16}),
+    ("pass 1 only", {"ablate": 4 | 8 | 16}),
+    ("loads+stores", {"ablate": 31}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),
@@ -228,7 +233,7 @@ ABLATE_STATE = [
 ]
 
 
-def ablate(rep):
+def ablate(rep, which="all"):
     """Per-stage CUDA-graph medians (precomputed g) of intra configs on B1 T8192 (B8 T1024 measured
     the same within 2%) and of state configs on B1 T8192, B4 T4096 and B8 T1024, with the compiled
     kernels' registers and spills."""
@@ -237,7 +242,8 @@ def ablate(rep):
         ht = torch.empty(B, HV, K, V, device="cuda")
         out = torch.empty_like(c["v"])
         stages = (("intra", ABLATE_INTRA, INTRA_CONFIG),) if name == "B1_T8192" else ()
-        for stage, table, base in stages + (("state", ABLATE_STATE, STATE_CONFIG),):
+        stages += (("state", ABLATE_STATE, STATE_CONFIG),)
+        for stage, table, base in (st for st in stages if which in ("all", st[0])):
             ours_fn(c, ht, out)()  # valid scratch for the state stage
             for label, over in table:
                 cfg = dict(base, **over)
@@ -263,7 +269,8 @@ def main():
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
     ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (in-kernel)")
-    ap.add_argument("--ablate", action="store_true", help="per-stage ablations / config timings, then exit")
+    ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state"],
+                    help="per-stage ablations / config timings (of one stage if named), then exit")
     ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args()
@@ -283,7 +290,7 @@ def main():
     if not gate["ok"]:
         return 2
     if args.ablate:
-        ablate(args.rep)
+        ablate(args.rep, args.ablate)
         return 0
 
     intra, state = dict(INTRA_CONFIG), {}  # state: the launcher's choice by N * HV unless overridden

@@ -57,20 +57,22 @@ the chunk is split into NS = 4 sub-chunks of BC = 16 rows.
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
-* This kernel (BK=16, 4 warps): 1.243 ms, i.e. ~40 us per (chunk, head) program against a memory
-  floor of ~0.16 ms. FLA's whole intra part is ~0.6 ms.
-* A full-tile variant (whole chunk ``[64, 128]`` in registers, M = 64 two-dimensional dots, one
-  pass, no K slices; measured, then removed: git history and docs/prefill.md) was *slower*:
-  3.83 ms at 8 warps (255 registers, 202 B spilled), 3.75 ms at 4 warps (672 B spilled), 5.09 ms at 16 warps. Ablations (8 warps, fp16 w/u): all
-  on 4.46 ms; without the diagonal hierarchy 3.17; without the off-diagonal blocks 2.91; without
-  the inverse 3.15; without the w/u dots 1.72; without the w/u/qg/kg stores 1.14; loads, gate
-  prologue, A_qk and gC stores only 0.43 ms (186 registers, one CTA of 8 warps per SM). Every
-  part costs roughly in proportion to the registers it keeps live: fp32 ``[64, 128]`` tiles are
-  32 registers per thread each at 8 warps, and the prologue alone already runs at one CTA per SM.
-  fp16 hi/lo w/u dots (``wu_f16``) spill more than tf32 and are slower (4.46 vs 3.83 ms).
-* Conclusion for the next design: keep the per-thread working set to a few ``[16, K]`` or
-  ``[64, 32]`` tiles (more CTAs per SM), and split the stage so the w/u products (which need the
-  whole inverse and the whole ``[64, K]`` operand) do not share registers with the score pass.
+* This kernel (BK=16, 4 warps, loops software-pipelined 2 deep): 1.213 ms (1.241 with unpipelined
+  loops), i.e. ~75 us per (chunk, head) program at 2 CTAs per SM; FLA's whole intra part is ~0.6 ms.
+  Where the time goes (``--ablate intra``; the ``ABL`` bits skip parts, timing only): loads and
+  stores alone 0.075 ms (the memory floor is not the issue); pass 1 alone 0.610; pass 2 (w, qg,
+  kg) 0.35; the inverse 0.09; u 0.08; skipping the off-diagonal blocks saves 0.22 (skipping the
+  diagonal hierarchy makes it *slower*, 1.60: register allocation). Nsight Compute on the default
+  kernel: 255 registers and 49 KB of shared memory per CTA cap it at 2 CTAs (8 warps) per SM
+  (12.5% occupancy); 0.30 instructions issued per cycle per scheduler; the top stall is the short
+  scoreboard (shared memory, i.e. the layout conversions and dot operand staging: 35%), with the
+  L1/shared pipe 62% busy. ``benchmarks/results/logs_h200_20261129b/ncu_chunk_intra.txt``.
+* Tried and slower: a full-tile variant (whole chunk in registers; 3.75-5.09 ms, spills), fully
+  unrolled K loops (2.11-2.16 ms), a split into a per-16-row-block score kernel plus a solve
+  kernel (1.05 + 0.52 ms). Numbers and analysis in docs/prefill.md.
+* Conclusion for the next design: fewer shared-memory round trips per chunk (3-D reshapes,
+  permutes and small batched dots each stage data through shared memory) and a register budget
+  that admits 4+ CTAs per SM; pass 2's cumsums and the w product are the second target.
 """
 
 from __future__ import annotations
@@ -81,16 +83,18 @@ import triton.language as tl
 from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
-# prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u.
-# Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g,
-# 2026-11-29, /tmp/bench_prefill_round1.log): BK16/BVI32/4 warps 1.243 ms (the sweep winner, now
-# the default); BK16/BVI64/8 warps and BK32/BVI64/8 warps slower. Register spills (ptxas, K=V=128):
-# BK=16/8 warps ~8 B, BK=32/8 warps ~200 B, BK=16/4 warps ~350 B, BK=32/4 warps ~1.5 KB.
-INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1}
+# prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u;
+# loop_stages: software-pipelining depth of the K/V loops. Measured on the H200 (CUDA-graph medians
+# of this stage alone, B1 T8192 H32, precomputed g, 2026-11-29): BK16/BVI32/4 warps 1.243 ms (the
+# sweep winner), with loop_stages 2 1.213 ms (prefill_ablate_intra_parts.log); BK16/BVI64/8 warps
+# and BK32/BVI64/8 warps slower; 2 warps 1.743, BK32/4 warps 1.416 (prefill_ablate_fused_state_
+# tiling.log). Logs under benchmarks/results/logs_h200_20261129b/.
+INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2}
 INTRA_CANDIDATES = [
-    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1},
-    {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1},
-    {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1},
+    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2},
+    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 1},
+    {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
+    {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
 ]
 
 GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = 0, 1, 2
@@ -165,6 +169,57 @@ def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK
 
 
 @triton.jit
+def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+                 ssq_q, ssq_k, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
+                 BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
+                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
+    """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares."""
+    NS: tl.constexpr = C // BC
+    LOG_BC: tl.constexpr = 4  # BC == 16
+    loc = tl.arange(0, BC)[None, :, None]
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    blk_i = tl.arange(0, NS)[:, None, None, None]                # mid factor indices [I, J, K', 1]
+    blk_j = tl.arange(0, NS)[None, :, None, None]
+    blk_k = tl.arange(0, NS)[None, None, :, None]
+    between = (blk_k > blk_j) & (blk_k < blk_i)                  # [NS, NS, NS, 1]
+    jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
+    cols = kb + tl.arange(0, BK)
+    b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+    if USE_L2NORM:
+        ssq_q += tl.sum(b_q * b_q, axis=1)
+        ssq_k += tl.sum(b_k * b_k, axis=1)
+    q3 = tl.reshape(b_q, (NS, BC, BK))
+    k3 = tl.reshape(b_k, (NS, BC, BK))
+    g3 = tl.reshape(b_g, (NS, BC, BK))
+    # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
+    lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
+    lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
+    g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
+    blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
+    # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
+    if (ABL & 1) == 0:
+        e_left = tl.exp(lx)
+        left_k = (k3 * e_left).to(DOT_DT)
+        left_q = (q3 * e_left).to(DOT_DT)
+        base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
+        mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
+        mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
+        right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
+        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
+        acc_kk = tl.dot(left_k, right_t, acc_kk)
+        acc_qk = tl.dot(left_q, right_t, acc_qk)
+    # diagonal blocks: levels l = 8, 4, 2, 1
+    if (ABL & 2) == 0:
+        for lvl in tl.static_range(LOG_BC):
+            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
+    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
+
+    return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
+
+
+@triton.jit
 def chunk_intra_kernel(
     q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
     w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
@@ -175,17 +230,18 @@ def chunk_intra_kernel(
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
-    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
-    with head strides ``s_*``."""
+    with head strides ``s_*``. ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py
+    --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy, 4 inverse, 8 w/qg/kg, 16 u; the
+    results are wrong when any is set); the library always passes 0."""
     pid = tl.program_id(0)
     hv = tl.program_id(1)
     h = hv // (HV // H)
     hv64 = hv.to(tl.int64)
     NS: tl.constexpr = C // BC
-    LOG_BC: tl.constexpr = 4  # BC == 16
 
     start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
     if length <= 0:
@@ -201,15 +257,8 @@ def chunk_intra_kernel(
     if HAS_A:
         b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
 
-    # index helpers (3D views [NS, BC, *] of the chunk)
-    loc = tl.arange(0, BC)[None, :, None]                        # [1, BC, 1] row inside block
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
-    blk_i = tl.arange(0, NS)[:, None, None, None]                # mid factor indices [I, J, K', 1]
-    blk_j = tl.arange(0, NS)[None, :, None, None]
-    blk_k = tl.arange(0, NS)[None, None, :, None]
-    between = (blk_k > blk_j) & (blk_k < blk_i)                  # [NS, NS, NS, 1]
-    jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
 
     acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
     acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
@@ -219,36 +268,10 @@ def chunk_intra_kernel(
     ssq_k = tl.zeros([C], dtype=tl.float32)
 
     # ---------------------------------------------------------------- pass 1: scores
-    for kb in range(0, K, BK):
-        cols = kb + tl.arange(0, BK)
-        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
-        if USE_L2NORM:
-            ssq_q += tl.sum(b_q * b_q, axis=1)
-            ssq_k += tl.sum(b_k * b_k, axis=1)
-        q3 = tl.reshape(b_q, (NS, BC, BK))
-        k3 = tl.reshape(b_k, (NS, BC, BK))
-        g3 = tl.reshape(b_g, (NS, BC, BK))
-        # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
-        lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
-        lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
-        g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
-        blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
-        # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
-        e_left = tl.exp(lx)
-        left_k = (k3 * e_left).to(DOT_DT)
-        left_q = (q3 * e_left).to(DOT_DT)
-        base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
-        mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
-        mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
-        right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
-        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
-        acc_kk = tl.dot(left_k, right_t, acc_kk)
-        acc_qk = tl.dot(left_q, right_t, acc_qk)
-        # diagonal blocks: levels l = 8, 4, 2, 1
-        for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
-        dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
+    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
+            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, ABL)
 
     # ---------------------------------------------------------------- scaling (l2norm, beta)
     if USE_L2NORM:
@@ -275,21 +298,24 @@ def chunk_intra_kernel(
     tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
 
     # ---------------------------------------------------------------- (I + A_kk)^-1
-    d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
-    for j in tl.static_range(BC):
-        col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
-        row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
-        d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
-    dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
     eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
-    n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
-    p_mat = eye - n_mat
-    for _ in tl.static_range(NS - 2):
-        p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
-    t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
+    if (ABL & 4) == 0:
+        d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
+        for j in tl.static_range(BC):
+            col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
+            row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
+            d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
+        dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
+        n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
+        p_mat = eye - n_mat
+        for _ in tl.static_range(NS - 2):
+            p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
+        t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
+    else:
+        t_inv = eye + a_off_kk * 1e-30
 
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
-    for kb in range(0, K, BK):
+    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK, num_stages=LOOP_STAGES):
         cols = kb + tl.arange(0, BK)
         b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                     H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
@@ -308,7 +334,7 @@ def chunk_intra_kernel(
         tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
 
     # ---------------------------------------------------------------- u = Tinv (beta v)
-    for vb in range(0, V, BVI):
+    for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
         vcols = vb + tl.arange(0, BVI)
         b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
         b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)

@@ -1,0 +1,34 @@
+"""Run chunked KDA prefill a few times on one shape, for a profiler (ncu / nsys) to attach to.
+
+    ncu -k regex:chunk_intra -c 1 --section WarpStateStats python benchmarks/profile_kda_prefill.py
+
+H = HV = 32, K = V = 128, bf16, precomputed log-decay gate; ``--batch``/``--seq-len`` pick the shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+import kimiops
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--seq-len", type=int, default=8192)
+    ap.add_argument("--calls", type=int, default=3)
+    args = ap.parse_args()
+    B, T, H, D = args.batch, args.seq_len, 32, 128
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    g = torch.nn.functional.logsigmoid(torch.randn(B, T, H, D, device="cuda") + 3)
+    beta = torch.rand(B, T, H, device="cuda", dtype=torch.bfloat16)
+    for _ in range(args.calls):
+        kimiops.chunk_kda(q, k, v, g, beta, use_qk_l2norm_in_kernel=True, output_final_state=True)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
