@@ -4,6 +4,7 @@ CPU tests run a tiny random Kimi-Linear in fp32 (kimiops' torch path against tra
 fallback); the ``gpu`` test runs a larger model in bf16 through the Triton kernels.
 """
 
+import copy
 import inspect
 import math
 import os
@@ -94,6 +95,83 @@ def greedy(model, ids, steps):
     return out[:, ids.shape[1]:]
 
 
+def cache_name(model) -> str:
+    """The cache argument of ``model.forward``: transformers 5.24 names it ``cache``, 5.17 ``past_key_values``."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def lockstep_decode(model_k, model_f, ids, steps):
+    """Greedy decode of ``model_k`` (kimiops) and ``model_f`` (transformers' fallback) side by side, each through
+    its own cache, feeding both the SAME token at every step: ``model_f``'s argmax. The two runs cannot drift onto
+    different continuations, so every step compares them on identical prefixes.
+
+    Returns ``(seq, logits_k, logits_f)``: ``seq`` [B, T + steps] is ``ids`` followed by the fed tokens;
+    ``logits_*`` [B, steps + 1, V] fp32, index 0 from the prefill's last position, index ``i`` from decode step
+    ``i`` (one token through the cache). Index ``i`` predicts ``seq[:, T + i]``, as does
+    ``model(seq).logits[:, T - 1 + i]``.
+    """
+    name_k, name_f = cache_name(model_k), cache_name(model_f)
+    with torch.no_grad():
+        out_k, out_f = model_k(ids, use_cache=True), model_f(ids, use_cache=True)
+        logits_k, logits_f, fed = [out_k.logits[:, -1].float()], [out_f.logits[:, -1].float()], []
+        for _ in range(steps):
+            tok = logits_f[-1].argmax(-1, keepdim=True)
+            fed.append(tok)
+            out_k = model_k(tok, use_cache=True, **{name_k: getattr(out_k, name_k)})
+            out_f = model_f(tok, use_cache=True, **{name_f: getattr(out_f, name_f)})
+            logits_k.append(out_k.logits[:, -1].float())
+            logits_f.append(out_f.logits[:, -1].float())
+    return torch.cat([ids, *fed], 1), torch.stack(logits_k, 1), torch.stack(logits_f, 1)
+
+
+def check_lockstep(model_k, model_f, model_ref, ids, steps, *, err_floor, max_ties, noise_factor=4.0):
+    """Decode ``model_k`` and ``model_f`` in lockstep (:func:`lockstep_decode`) and check kimiops against the
+    reference ``model_ref`` (fp32, transformers' code) run once over the final token sequence (teacher forcing).
+
+    - Logits, per step: ``rel_err(kimiops, ref) <= max(1.5 * rel_err(fallback, ref), err_floor)``.
+    - Greedy decisions (argmax), per row and step: kimiops must pick the fallback's token unless the decision is a
+      tie at the runs' precision, i.e. the reference's logit gap between the two candidate tokens is below
+      ``tau = noise_factor * max |logits_f - ref|`` over that row (the fallback's measured noise; with
+      ``noise_factor`` 4 a flip needs a gap the fallback's own error, or a kimiops error up to twice it, can close).
+      At most ``max_ties`` such tie flips are allowed.
+
+    Returns a one-line summary (tie flips, tau, worst per-step error ratio) for the test to print.
+    """
+    T = ids.shape[1]
+    seq, logits_k, logits_f = lockstep_decode(model_k, model_f, ids, steps)
+    with torch.no_grad():
+        ref = model_ref(seq).logits[:, T - 1:].float()
+    assert ref.shape == logits_k.shape == logits_f.shape
+
+    ratios = []
+    for i in range(steps + 1):
+        err_k, err_f = rel_err(logits_k[:, i], ref[:, i]), rel_err(logits_f[:, i], ref[:, i])
+        assert err_k <= max(1.5 * err_f, err_floor), (
+            f"step {i}: kimiops logits rel err {err_k:.3e}, fallback {err_f:.3e} (floor {err_floor:.0e})")
+        ratios.append(err_k / max(err_f, 1e-30))
+
+    tok_k, tok_f = logits_k.argmax(-1), logits_f.argmax(-1)
+    assert torch.equal(tok_f[:, :steps], seq[:, T:])  # the fed tokens are the fallback's choices
+    tau = noise_factor * (logits_f - ref).abs().amax(dim=(1, 2))  # [B]
+    gap = (ref.gather(-1, tok_k[..., None]) - ref.gather(-1, tok_f[..., None])).squeeze(-1).abs()
+    flip = tok_k != tok_f
+    tie = gap < tau[:, None]
+    for row, i in (flip & ~tie).nonzero().tolist():
+        pytest.fail(f"greedy decision differs at row {row} step {i} and is no tie: kimiops {tok_k[row, i].item()} vs "
+                    f"fallback {tok_f[row, i].item()}, fp32 logit gap {gap[row, i].item():.3e} >= tau "
+                    f"{tau[row].item():.3e}")
+    top2 = ref.topk(2, dim=-1).values
+    near = (top2[..., 0] - top2[..., 1]) < tau[:, None]  # decisions that are near-ties in fp32, flipped or not
+    n_ties, n = int((flip & tie).sum()), flip.numel()
+    summary = (f"{n_ties} of {n} greedy decisions flipped at a tie (fp32 gap < tau = "
+               f"{', '.join(f'{t:.2e}' for t in tau.tolist())} per row); {int(near.sum())} of {n} have an fp32 "
+               f"top-2 gap < tau; the fallback's own argmax differs from fp32's at "
+               f"{int((tok_f != ref.argmax(-1)).sum())}; "
+               f"max per-step logits error ratio kimiops/fallback {max(ratios):.2f}")
+    assert n_ties <= max_ties, summary
+    return summary
+
+
 # --------------------------------------------------------------------------- import hygiene
 def test_importing_kimiops_does_not_import_transformers():
     code = ("import sys, kimiops, kimiops.integrations, kimiops.integrations.transformers; "
@@ -128,6 +206,17 @@ def test_greedy_generation_identical(spy):
     assert torch.equal(out, ref)
 
 
+def test_lockstep_decode_fp32(spy):
+    """The lockstep check the GPU test uses, on CPU in fp32: kimiops (torch path) against transformers' fallback,
+    32 decode steps through the cache; at fp32 noise no greedy decision may differ, tie or not."""
+    model_f = make_model(seed=3)
+    model_k = kt.enable(copy.deepcopy(model_f))
+    ids = torch.randint(3, 128, (2, 70), generator=torch.Generator().manual_seed(2))
+    summary = check_lockstep(model_k, model_f, model_f, ids, 32, err_floor=1e-5, max_ties=0)
+    print(summary)
+    assert spy.calls["chunk_kda"] == 2 and spy.calls["fused_recurrent_kda"] == 2 * 32  # model_k only
+
+
 def test_cache_prefill_then_decode_matches_full_forward():
     """Prefill + decode through the cache with kimiops gives the logits of one full forward pass."""
     model = make_model(seed=4)
@@ -135,8 +224,7 @@ def test_cache_prefill_then_decode_matches_full_forward():
     kt.enable(model)
     with torch.no_grad():
         full = model(ids).logits
-        # transformers 5.24 names the cache `cache`, 5.17 `past_key_values`
-        name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        name = cache_name(model)
         out = model(ids[:, :37], use_cache=True)
         steps = [out.logits]
         for t in range(37, 40):
@@ -340,28 +428,30 @@ def gpu_config():
 def test_gpu_bf16_matches_fp32_fallback_and_greedy_tokens():
     torch.manual_seed(0)
     model32 = KimiLinearForCausalLM(gpu_config()).eval().cuda()
-    model16 = KimiLinearForCausalLM(gpu_config()).eval()
-    model16.load_state_dict(model32.state_dict())
-    model16 = model16.to(device="cuda", dtype=torch.bfloat16)
+
+    def bf16_copy():
+        model = KimiLinearForCausalLM(gpu_config()).eval()
+        model.load_state_dict(model32.state_dict())
+        return model.to(device="cuda", dtype=torch.bfloat16)
+
+    model16, fallback16 = bf16_copy(), bf16_copy()  # kimiops (enabled below) and transformers' fallback
     ids = torch.randint(3, 1024, (2, 300), generator=torch.Generator().manual_seed(5)).cuda()
 
     with torch.no_grad():
         ref32 = model32(ids).logits.float()           # transformers' fallback in fp32: the reference
-        fb16 = model16(ids).logits.float()            # transformers' fallback in bf16
+        fb16 = fallback16(ids).logits.float()         # transformers' fallback in bf16
         kt.enable(model16)
         ko16 = model16(ids).logits.float()            # kimiops (Triton) in bf16
     err_k, err_f = rel_err(ko16, ref32), rel_err(fb16, ref32)
     # bf16 tolerance: no worse than transformers' own bf16 run, with a floor for rounding noise
     assert err_k <= max(1.5 * err_f, 2e-2), f"kimiops bf16 rel err {err_k:.3e}, fallback bf16 {err_f:.3e}"
 
-    tok_k = greedy(model16, ids, 32)
-    kt.disable(model16)
-    tok_f = greedy(model16, ids, 32)
-    if not torch.equal(tok_k, tok_f):
-        # Report where they diverge and how close the top two fp32 logits were there.
-        row, step = (tok_k != tok_f).nonzero()[0].tolist()
-        prefix = torch.cat([ids[row:row + 1], tok_f[row:row + 1, :step]], 1)
-        with torch.no_grad():
-            top2 = model32(prefix).logits[0, -1].float().topk(2).values
-        pytest.fail(f"greedy tokens diverge at row {row} step {step}: kimiops {tok_k[row, step].item()} vs "
-                    f"fallback {tok_f[row, step].item()}; fp32 top-2 logit gap there {(top2[0] - top2[1]).item():.3e}")
+    # Greedy decoding, 32 steps through the cache, both bf16 runs fed the same tokens. The random-weight model's
+    # logits are flat: about 50 of the 66 decisions have an fp32 top-2 gap inside tau (~0.15, four times the
+    # fallback's max bf16 error), so a tie can flip the argmax of any bf16 implementation. Flips are allowed only
+    # at such ties, and at most 8 (1 in 8). Measured on CPU with this config (Triton kernels in the interpreter;
+    # shuffling each step's bf16 errors over the vocabulary to resample where the ties fall): kimiops-vs-fallback
+    # tie flips average 3.0 with P(> 2) = 0.60 and P(> 8) = 5e-4; transformers' own bf16 run disagrees with the
+    # fp32 argmax 3.5 times on average, P(> 2) = 0.73. A bound of 2 would fail by luck, not by a bug; real errors
+    # are caught by the per-step logits bound and by the rule that no non-tie decision may differ.
+    print(check_lockstep(model16, fallback16, model32, ids, 32, err_floor=2e-2, max_ties=8))
