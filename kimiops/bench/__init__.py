@@ -73,14 +73,73 @@ def print_table(rows: list[dict]) -> None:
         print(f"{r['op']:<8} {r['case']:<26} {r['ours_us']:10.2f} {r['baseline']:>9} {base} {speed} {floor}")
 
 
+def speedup_limits(speedups: list[float], margin: float = 1.25) -> tuple[float, float]:
+    """Log-axis y-limits holding 1x and every speedup, with a ``margin`` factor (room for the labels) either side."""
+    lo, hi = min([1.0, *speedups]), max([1.0, *speedups])
+    return lo / margin, hi * margin
+
+
+def speedup_ticks(lo: float, hi: float, most: int = 9) -> list[float]:
+    """Tick values for a log speedup axis over ``[lo, hi]``: the finest of a few 1-2-5-like ladders that puts at
+    most ``most`` ticks in range (matplotlib's log locator leaves a sub-decade range above 1x without labels)."""
+    ladders = ((1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 5), (1, 3),
+               (1,))
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for ladder in ladders:
+        ticks = [round(m * 10.0 ** d, 6) for d in decades for m in ladder]
+        ticks = [t for t in ticks if lo <= t <= hi]
+        if len(ticks) <= most:
+            return ticks
+    return ticks
+
+
+def speedup_panel(ax, sel: list[dict]) -> None:
+    """Speedup bars on a log axis, drawn from the 1x line: up and green for >= 1x, down and red for < 1x; each bar
+    labelled with its value (rows without a baseline get no bar and an ``n/a`` label at 1x)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    speed = [r["speedup"] if r["speedup"] and r["speedup"] > 0 else None for r in sel]
+    shown = [(x, s) for x, s in enumerate(speed) if s is not None]
+    if shown:
+        ax.bar([x for x, _ in shown], [s - 1 for _, s in shown], bottom=1,
+               color=["tab:green" if s >= 1 else "tab:red" for _, s in shown])
+    ax.set_yscale("log")
+    ax.set_ylim(*speedup_limits([s for _, s in shown]))
+    ax.set_xlim(-0.6, len(sel) - 0.4)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    for x, s in enumerate(speed):
+        up = s is None or s >= 1
+        ax.annotate("n/a" if s is None else f"{s:.2f}x", xy=(x, 1 if s is None else s), xytext=(0, 3 if up else -3),
+                    textcoords="offset points", ha="center", va="bottom" if up else "top", fontsize=8)
+    ax.yaxis.set_major_locator(FixedLocator(speedup_ticks(*ax.get_ylim())))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}x"))
+    ax.tick_params(axis="y", labelsize=8)
+    ax.set_ylabel(f"speedup vs {sel[0]['baseline']}")
+
+
+def floor_panel(ax, sel: list[dict]) -> None:
+    """% of the hardware floor per row, each bar labelled with its value (``n/a`` where not measured)."""
+    pct = [r["pct_floor"] for r in sel]
+    shown = [(x, p) for x, p in enumerate(pct) if p is not None]
+    if shown:
+        ax.bar([x for x, _ in shown], [p for _, p in shown], color="tab:blue")
+    ax.set_ylim(0, 1.1 * max([100.0, *(p for _, p in shown)]))  # headroom for the labels
+    ax.set_xlim(-0.6, len(sel) - 0.4)
+    ax.set_yticks(range(0, 101, 20))
+    for x, p in enumerate(pct):
+        ax.annotate("n/a" if p is None else f"{p:.1f}%", xy=(x, p or 0), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("% of hardware floor")
+
+
 def plot(rows: list[dict], path: Path, title: str) -> bool:
-    """Two panels per op: speedup over the baseline (log scale) and % of the hardware floor."""
+    """Two panels per op: speedup over the baseline (log scale, bars from 1x) and % of the hardware floor."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.ticker import FuncFormatter
     except ImportError:
         print("matplotlib is not installed (pip install 'kimiops[bench]'): no PNG written")
         return False
@@ -88,27 +147,13 @@ def plot(rows: list[dict], path: Path, title: str) -> bool:
     fig, axes = plt.subplots(len(ops), 2, figsize=(16, 4.2 * len(ops)), squeeze=False)
     for i, op in enumerate(ops):
         sel = [r for r in rows if r["op"] == op]
-        labels = [r["case"] for r in sel]
-        x = range(len(sel))
-        speed = [r["speedup"] or 0 for r in sel]
-        ax = axes[i][0]
-        ax.bar(x, speed, color=["tab:green" if s >= 1 else "tab:red" for s in speed])
-        ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_yscale("log")
-        times = FuncFormatter(lambda value, _pos: f"{value:g}x")
-        ax.yaxis.set_major_formatter(times)
-        ax.yaxis.set_minor_formatter(times)
-        ax.tick_params(axis="y", which="minor", labelsize=7)
-        ax.set_ylabel(f"speedup vs {sel[0]['baseline']}")
-        ax.set_title(f"{op}: speedup (higher is better)")
-        ax = axes[i][1]
-        ax.bar(x, [r["pct_floor"] or 0 for r in sel], color="tab:blue")
-        ax.set_ylim(0, 100)
-        ax.set_ylabel("% of hardware floor")
-        ax.set_title(f"{op}: % of floor")
+        speedup_panel(axes[i][0], sel)
+        axes[i][0].set_title(f"{op}: speedup (higher is better)")
+        floor_panel(axes[i][1], sel)
+        axes[i][1].set_title(f"{op}: % of floor")
         for ax in axes[i]:
-            ax.set_xticks(list(x))
-            ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+            ax.set_xticks(range(len(sel)))
+            ax.set_xticklabels([r["case"] for r in sel], rotation=60, ha="right", fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
