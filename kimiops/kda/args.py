@@ -62,6 +62,12 @@ def _meta(t):
     return ("object", type(t))  # never valid for a KDA argument: the full check raises, nothing is cached
 
 
+def meta_key(*args) -> tuple:
+    """Metadata of call arguments (tensors: shape, strides, dtype, device; plain values as they
+    are): what a check that reads no tensor values depends on."""
+    return tuple(map(_meta, args))
+
+
 def check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name: str, pool_dtypes=STATE_DTYPES, allow_padded_tokens: bool = False,
@@ -74,9 +80,8 @@ def check_kda_args(
     cacheable = isinstance(q, torch.Tensor) and q.device.type != "cpu" and not debug_enabled() \
         and not torch.compiler.is_compiling()
     if cacheable:
-        key = tuple(map(_meta, (q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias,
-                                lower_bound, state_v_first, cu_seqlens, indices, indices_name, pool_dtypes,
-                                allow_padded_tokens)))
+        key = meta_key(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
+                       state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens)
         hit = _validated.get(key)
         if hit is not None:
             return hit

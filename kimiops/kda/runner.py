@@ -10,10 +10,13 @@ from dataclasses import dataclass
 
 import torch
 
-from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
+import os
+from collections import OrderedDict
+
+from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args, meta_key
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch
-from kimiops.validation import check_tensor
+from kimiops.validation import check_tensor, debug_enabled
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,10 @@ def _launcher(kind: KDAKind):
 def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
-    allow_padded_tokens=False,
+    allow_padded_tokens=False, bind=None,
 ):
-    """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place."""
+    """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
+    ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only)."""
     state = pool if pool is not None else initial_state
     shapes = check_kda_args(
         q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
@@ -68,7 +72,7 @@ def run_kda(
         )
         h0, h0_idx, ht_idx = initial_state, None, None
     launch = _launcher(kind)
-    extra = {"skip_padded": kind.skip_padded} if not kind.chunked else {}
+    extra = {"skip_padded": kind.skip_padded, "bind": bind} if not kind.chunked else {}
     o = launch(
         q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(),
         scale=shapes.scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
@@ -113,11 +117,72 @@ def register_kda_op(kind: KDAKind):
     return op
 
 
+# Eager decode calls that repeat one signature (the serving loop, transformers' generate) skip the
+# Python layers: the first call runs the full path (validation, backend choice, launcher) and
+# leaves a ``BoundLaunch``; later calls with the same metadata only allocate and launch. The key
+# holds everything the full path's outcome depends on besides tensor values: each tensor's shape,
+# strides, dtype and device, the state pool's 16-byte alignment (a kernel specialization), the
+# scalars and flags, and the requested / environment backend. Off in debug mode (value checks must
+# run) and under torch.compile (the custom op is traced instead).
+_EAGER_CACHE_SIZE = 64
+_eager: OrderedDict = OrderedDict()
+
+
+class _EagerDecode:
+    """A decode call with fixed metadata: the bound launch plus what ``run_kda`` returns around it."""
+
+    __slots__ = ("launch", "pool", "ht_shape", "output_final_state")
+
+    def __init__(self, launch, pool, ht_shape, output_final_state):
+        self.launch, self.pool, self.ht_shape, self.output_final_state = launch, pool, ht_shape, output_final_state
+
+    def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias):
+        if self.pool:
+            o = self.launch(q, k, v, g, beta, initial_state, indices, initial_state, indices, cu_seqlens, A_log, dt_bias)
+            return None if o is None else (o, initial_state if self.output_final_state else None)
+        ht = torch.empty(self.ht_shape, dtype=torch.float32, device=q.device) if self.ht_shape else None
+        o = self.launch(q, k, v, g, beta, initial_state, None, ht, None, cu_seqlens, A_log, dt_bias)
+        return None if o is None else (o, ht)
+
+
+def _eager_key(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+               use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+               allow_padded_tokens):
+    """Key of ``_eager`` for this call, or None where the shortcut does not apply."""
+    if kind.chunked or not isinstance(q, torch.Tensor) or q.device.type != "cuda" or debug_enabled():
+        return None
+    return eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+                           use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+                           allow_padded_tokens)
+
+
+def eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+                    use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+                    allow_padded_tokens) -> tuple:
+    """Everything a decode call's validation and launch depend on besides tensor values."""
+    aligned = initial_state.data_ptr() % 16 == 0 if isinstance(initial_state, torch.Tensor) else None
+    return (kind.name, backend, os.environ.get("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state,
+            use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens, aligned,
+            meta_key(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias))
+
+
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
              allow_padded_tokens=False):
-    """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
-    ``torch.compile`` the registered op is called so the graph holds one opaque node."""
+    """Public-call glue: eager calls run directly (no custom-op dispatch cost; repeated decode
+    signatures through a bound launch, see ``_eager``); under ``torch.compile`` the registered op
+    is called so the graph holds one opaque node."""
+    compiling = torch.compiler.is_compiling()
+    key = None
+    if not compiling:
+        key = _eager_key(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+                         use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+                         allow_padded_tokens)
+        hit = _eager.get(key) if key is not None else None
+        if hit is not None:
+            res = hit(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+            if res is not None:
+                return res
     pool = initial_state if indices is not None else None
     for name, t in (("q", q), ("v", v)):  # read below before the full checks: type first
         check_tensor(name, t, ndim=4)
@@ -128,8 +193,15 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
         bool(state_v_first), chosen, bool(allow_padded_tokens),
     )
-    if not torch.compiler.is_compiling():
-        return run_kda(kind, *args)
+    if not compiling:
+        bind = [] if key is not None and chosen == "triton" else None
+        o, ht = run_kda(kind, *args, bind=bind)
+        if bind:
+            ht_shape = None if pool is not None or ht is None else tuple(ht.shape)
+            _eager[key] = _EagerDecode(bind[0], pool is not None, ht_shape, bool(output_final_state))
+            if len(_eager) > _EAGER_CACHE_SIZE:
+                _eager.popitem(last=False)
+        return o, ht
     o, ht = op(*args)
     if pool is not None:
         return o, (pool if output_final_state else None)

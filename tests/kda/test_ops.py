@@ -260,3 +260,86 @@ def test_gpu_value_checks_only_in_debug_mode(op_name, monkeypatch):
         op(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, **{idx_name: bad_idx})
     with pytest.raises(ValueError, match="non-decreasing"):
         op(x.q, x.k, x.v, x.g, x.beta, cu_seqlens=bad_cu)
+
+
+# --------------------------------------------------------------------------- eager decode shortcut
+def _sig(**over):
+    from kimiops.kda.runner import DECODE, eager_signature
+
+    gen = torch.Generator().manual_seed(0)
+    a = dict(q=torch.randn(1, 2, 2, 16, generator=gen), k=torch.randn(1, 2, 2, 16, generator=gen),
+             v=torch.randn(1, 2, 2, 16, generator=gen), g=torch.randn(1, 2, 2, 16, generator=gen),
+             beta=torch.randn(1, 2, 2, generator=gen), scale=None, initial_state=torch.zeros(4, 2, 16, 16),
+             output_final_state=False, use_qk_l2norm=True, use_gate=False, use_beta_sigmoid=True, A_log=None,
+             dt_bias=None, lower_bound=None, state_v_first=True, cu_seqlens=torch.tensor([0, 1, 2], dtype=torch.int32),
+             indices=torch.tensor([0, 3], dtype=torch.int32), backend=None, allow_padded_tokens=False)
+    a.update(over)
+    return eager_signature(DECODE, **a)
+
+
+def test_eager_signature_follows_metadata_not_values():
+    """The eager decode shortcut (runner._eager) may reuse a launch only for calls whose shapes,
+    strides, dtypes, devices, pool alignment, scalars, flags and backend request all match."""
+    base = _sig()
+    assert _sig(q=torch.ones(1, 2, 2, 16)) == base                     # values do not matter
+    assert _sig(indices=torch.tensor([2, -1], dtype=torch.int32)) == base
+    assert _sig(q=torch.randn(1, 2, 2, 32)[..., :16]) != base          # strides
+    assert _sig(q=torch.randn(1, 2, 2, 16, dtype=torch.float16)) != base
+    assert _sig(initial_state=torch.zeros(5, 2, 16, 16)) != base       # pool size
+    assert _sig(initial_state=torch.zeros(4 * 2 * 16 * 16 + 1)[1:].view(4, 2, 16, 16)) != base  # alignment
+    assert _sig(indices=torch.tensor([0, 3], dtype=torch.int64)) != base
+    assert _sig(scale=0.5) != base and _sig(lower_bound=-1.0) != base and _sig(backend="triton") != base
+    assert _sig(use_qk_l2norm=False) != base and _sig(output_final_state=True) != base
+    assert _sig(cu_seqlens=None) != base
+
+
+def test_eager_signature_follows_backend_environment(monkeypatch):
+    base = _sig()
+    monkeypatch.setenv("KIMIOPS_BACKEND", "torch")
+    assert _sig() != base
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_decode_calls_match_the_full_path(monkeypatch):
+    """Repeated eager decode calls (the bound-launch shortcut) give the results of the full path,
+    for new values, a different pool slot order, and a changed stride (which takes the full path)."""
+    import kimiops
+    from kimiops.kda import runner
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    N, H, D, S = 4, 4, 128, 9
+
+    def inputs():
+        q, k, v, g = (torch.randn(1, N, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4))
+        beta = torch.randn(1, N, H, device="cuda", generator=gen, dtype=torch.bfloat16)
+        return q, k, v, g, beta
+
+    A_log = torch.randn(H, device="cuda", generator=gen)
+    dt = torch.randn(H * D, device="cuda", generator=gen)
+    cu = torch.arange(N + 1, dtype=torch.int32, device="cuda")
+    pool0 = torch.randn(S, H, D, D, device="cuda", generator=gen) * 0.1
+
+    def call(pool, idx, q, k, v, g, beta):
+        return kimiops.fused_recurrent_kda(
+            q, k, v, g, beta, initial_state=pool, ssm_state_indices=idx, cu_seqlens=cu, state_v_first=True,
+            use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=A_log,
+            dt_bias=dt, output_final_state=True)
+
+    runner._eager.clear()
+    steps = [(inputs(), torch.tensor(p, dtype=torch.int32, device="cuda"))
+             for p in ([0, 3, 5, -1], [5, 0, -1, 3], [1, 2, 3, 4])]
+    fast_pool, full_pool = pool0.clone(), pool0.clone()
+    for (q, k, v, g, beta), idx in steps:
+        o_fast, _ = call(fast_pool, idx, q, k, v, g, beta)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")  # debug mode never takes the shortcut
+        o_full, _ = call(full_pool, idx, q, k, v, g, beta)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full)
+        assert torch.equal(fast_pool, full_pool)
+    assert len(runner._eager) == 1
+    q, k, v, g, beta = inputs()
+    q_strided = torch.randn(1, N, H, 2 * D, device="cuda", dtype=torch.bfloat16)[..., :D]
+    q_strided.copy_(q)
+    o_a, _ = call(fast_pool.clone(), steps[0][1], q_strided, k, v, g, beta)
+    o_b, _ = call(fast_pool.clone(), steps[0][1], q, k, v, g, beta)
+    assert torch.equal(o_a, o_b) and len(runner._eager) == 2

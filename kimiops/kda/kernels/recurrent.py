@@ -54,7 +54,7 @@ import triton.language as tl
 
 from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
 
-__all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES"]
+__all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
 # module attribute (read at call time) so benchmarks/tests can flip it
@@ -270,7 +270,7 @@ def _no_launch_hooks() -> bool:
 
 def recurrent_kda_fwd(
     q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None,
+    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, bind=None,
 ) -> torch.Tensor:
     """Recurrent KDA forward over a state pool (decode, speculative verification, short prefill).
 
@@ -298,6 +298,8 @@ def recurrent_kda_fwd(
             no state read or write, output rows exactly zero. False: start from zeros (h0 index
             -1), compute outputs, write nothing (ht index -1).
         out: optional preallocated ``[B, T, HV, V]`` output in v's dtype (last dim stride 1).
+        bind: optional list; when the fast launch path ran, a :class:`BoundLaunch` that repeats
+            this launch for tensors of the same metadata is appended to it.
     Returns:
         o ``[B, T, HV, V]`` in v's dtype.
     """
@@ -307,7 +309,7 @@ def recurrent_kda_fwd(
     bv, nw = config_for(N * HV, state_v_first)
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw,
+        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, bind,
     )
 
 
@@ -333,9 +335,37 @@ def _state_strides(name, s, state_v_first, K, V):
     return st[0], st[1]
 
 
+class BoundLaunch:
+    """One launch of the compiled decode kernel with everything but the tensors fixed: shapes,
+    strides, dtypes, flags, scalars and the device were those of the call that built it, and the
+    caller guarantees the same for every later call (see ``kimiops.kda.runner``). Calling it
+    allocates ``o`` and launches; it returns ``None`` (caller falls back to the full path) when
+    the current device changed or a launch hook (profiler) is registered."""
+
+    __slots__ = ("run", "function", "packed", "grid", "tail", "o_shape", "o_dtype", "device", "gate", "has_h0",
+                 "has_ht")
+
+    def __init__(self, run, function, packed, grid, tail, o_shape, o_dtype, device, gate, has_h0, has_ht):
+        self.run, self.function, self.packed, self.grid, self.tail = run, function, packed, grid, tail
+        self.o_shape, self.o_dtype, self.device = o_shape, o_dtype, device
+        self.gate, self.has_h0, self.has_ht = gate, has_h0, has_ht
+
+    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
+        drv = triton.runtime.driver.active
+        if drv.get_current_device() != self.device or not _no_launch_hooks():
+            return None
+        o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
+        if not self.gate:
+            A_log = dt_bias = None
+        self.run(self.grid, 1, 1, drv.get_current_stream(self.device), self.function, self.packed, None, None, None,
+                 q, k, v, g, beta, o, h0, ht, h0_indices if self.has_h0 else None,
+                 ht_indices if self.has_ht else None, cu_seqlens, A_log, dt_bias, *self.tail)
+        return o
+
+
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw,
+    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, bind=None,
 ):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -407,14 +437,16 @@ def _launch(
         if hit is not None and _no_launch_hooks():
             run, function, packed = hit
             run(grid0, 1, 1, drv.get_current_stream(dev), function, packed, None, None, None, *args)
-            return o
-        ck = _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1)
-        if hasattr(ck, "result"):
-            ck = ck.result()
-        if ck is not None and getattr(ck, "packed_metadata", None) is not None:
-            run = ck.run  # property: loads the binary (already done by the launch above)
-            if ck.function is not None:
-                _launch_cache[key] = (run, ck.function, ck.packed_metadata)
+        else:
+            ck = _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1)
+            if hasattr(ck, "result"):
+                ck = ck.result()
+            if ck is not None and getattr(ck, "packed_metadata", None) is not None:
+                run = ck.run  # property: loads the binary (already done by the launch above)
+                if ck.function is not None:
+                    hit = _launch_cache[key] = (run, ck.function, ck.packed_metadata)
+        if bind is not None and hit is not None and out is None:
+            bind.append(BoundLaunch(*hit, grid0, args[13:], o.shape, o.dtype, dev, use_gate, has_h0, has_ht))
         return o
 
     _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1)
