@@ -340,7 +340,8 @@ class BoundLaunch:
     strides, dtypes, flags, scalars and the device were those of the call that built it, and the
     caller guarantees the same for every later call (see ``kimiops.kda.runner``). Calling it
     allocates ``o`` and launches; it returns ``None`` (caller falls back to the full path) when
-    the current device changed or a launch hook (profiler) is registered."""
+    the current device changed, a launch hook (profiler) is registered or the fast launch path was
+    switched off (``_FAST_LAUNCH``)."""
 
     __slots__ = ("run", "function", "packed", "grid", "tail", "o_shape", "o_dtype", "device", "gate", "has_h0",
                  "has_ht")
@@ -352,7 +353,7 @@ class BoundLaunch:
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         drv = triton.runtime.driver.active
-        if drv.get_current_device() != self.device or not _no_launch_hooks():
+        if not _FAST_LAUNCH or drv.get_current_device() != self.device or not _no_launch_hooks():
             return None
         o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
         if not self.gate:
