@@ -16,7 +16,9 @@ NOFLA=$PWD:/tmp/site
 export PYTHONPATH=$NOFLA:/tmp/fla
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/r/nvidia_smi.txt"
-for step in "${@:-tests demo bench}"; do
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests demo bench)
+for step in "${steps[@]}"; do
   case $step in
     # tests run without fla-core on the path: transformers would bind FLA's kernels as its
     # "fallback" (and spend minutes compiling them) instead of its torch reference
