@@ -129,17 +129,21 @@ def test_requires_grad_params_under_no_grad(device):
     assert torch.equal(y, plain)
 
 
-def test_grad_enabled_gives_correct_gradients(device):
-    x, w, b = make(4, 64, 128, device)
+def check_gradients(x, w, b, tol, **linear_kwargs):
+    """``linear`` with grad enabled on Parameters: x, weight and bias gradients against fp64."""
     x.requires_grad_(True)
     wp, bp = torch.nn.Parameter(w.clone()), torch.nn.Parameter(b.clone())
-    y = linear(x, wp, bp, backend="triton")
+    y = linear(x, wp, bp, **linear_kwargs)
     g = torch.randn_like(y)
     y.backward(g)
     gd = g.double()
-    assert rel_err(x.grad, gd @ w.double()) <= 2e-3
-    assert rel_err(wp.grad, gd.t() @ x.detach().double()) <= 2e-3
-    assert rel_err(bp.grad, gd.sum(0)) <= 2e-3
+    assert rel_err(x.grad, gd @ w.double()) <= tol
+    assert rel_err(wp.grad, gd.t() @ x.detach().double()) <= tol
+    assert rel_err(bp.grad, gd.sum(0)) <= tol
+
+
+def test_grad_enabled_gives_correct_gradients(device):
+    check_gradients(*make(4, 64, 128, device), 2e-3, backend="triton")
 
 
 def test_auto_on_cpu_runs_torch():
@@ -367,16 +371,7 @@ def test_gpu_requires_grad_params_under_no_grad_without_copies():
 
 @pytest.mark.gpu
 def test_gpu_grad_enabled_gives_correct_gradients():
-    x, w, b = make(8, 1024, 2048, "cuda", dtype=torch.bfloat16)
-    x.requires_grad_(True)
-    wp, bp = torch.nn.Parameter(w.clone()), torch.nn.Parameter(b.clone())
-    y = linear(x, wp, bp)
-    g = torch.randn_like(y)
-    y.backward(g)
-    gd = g.double()
-    assert rel_err(x.grad, gd @ w.double()) <= 1e-2
-    assert rel_err(wp.grad, gd.t() @ x.detach().double()) <= 1e-2
-    assert rel_err(bp.grad, gd.sum(0)) <= 1e-2
+    check_gradients(*make(8, 1024, 2048, "cuda", dtype=torch.bfloat16), 1e-2)
 
 
 @pytest.mark.gpu

@@ -311,7 +311,7 @@ def chunk_intra_kernel(
         for _ in tl.static_range(NS - 2):
             p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
         t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
-    else:
+    else:  # ablation: keep a_off_kk live (as the real inverse does) so only the inverse is skipped
         t_inv = eye + a_off_kk * 1e-30
 
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc

@@ -123,6 +123,14 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
 
 
 @triton.jit
+def _state_slot(indices, n, HAS_IDX: tl.constexpr):
+    """Pool slot of sequence ``n`` (int64): ``indices[n]`` (-1: none), or ``n`` without indices."""
+    if HAS_IDX:
+        return tl.load(indices + n).to(tl.int64)
+    return n.to(tl.int64)
+
+
+@triton.jit
 def chunk_state_kernel(
     w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens,
     s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
@@ -155,10 +163,7 @@ def chunk_state_kernel(
 
     b_s = tl.zeros([K, BV], dtype=tl.float32)
     if HAS_H0:
-        if HAS_H0_IDX:
-            i0 = tl.load(h0_indices + n).to(tl.int64)
-        else:
-            i0 = n.to(tl.int64)
+        i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
         if i0 >= 0:
             b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
 
@@ -168,9 +173,6 @@ def chunk_state_kernel(
                           slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
 
     if HAS_HT:
-        if HAS_HT_IDX:
-            i1 = tl.load(ht_indices + n).to(tl.int64)
-        else:
-            i1 = n.to(tl.int64)
+        i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
         if i1 >= 0:
             tl.store(ht + (i1 * HV + hv) * K * V + s_off, b_s)
