@@ -229,7 +229,6 @@ ABLATE_STATE = [
     ("BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2}),
     ("BV64 8w 2st", {"BV": 64, "num_warps": 8, "num_stages": 2}),
     ("BV32 8w 2st", {"BV": 32, "num_warps": 8, "num_stages": 2}),
-    ("BV64 4w 3st", {"BV": 64, "num_warps": 4, "num_stages": 3}),
 ]
 
 

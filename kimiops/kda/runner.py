@@ -6,12 +6,11 @@ the pool dtypes they accept and what a padded (-1) pool index means; both go thr
 
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
-
-import os
-from collections import OrderedDict
 
 from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args, meta_key
 from kimiops.kda.dispatch import kda_backend
@@ -145,17 +144,6 @@ class _EagerDecode:
         return None if o is None else (o, ht)
 
 
-def _eager_key(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
-               use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-               allow_padded_tokens):
-    """Key of ``_eager`` for this call, or None where the shortcut does not apply."""
-    if kind.chunked or not isinstance(q, torch.Tensor) or q.device.type != "cuda" or debug_enabled():
-        return None
-    return eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
-                           use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-                           allow_padded_tokens)
-
-
 def eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                     use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
                     allow_padded_tokens) -> tuple:
@@ -174,11 +162,12 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     is called so the graph holds one opaque node."""
     compiling = torch.compiler.is_compiling()
     key = None
-    if not compiling:
-        key = _eager_key(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
-                         use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-                         allow_padded_tokens)
-        hit = _eager.get(key) if key is not None else None
+    if (not compiling and not kind.chunked and isinstance(q, torch.Tensor) and q.device.type == "cuda"
+            and not debug_enabled()):
+        key = eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
+                              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+                              indices, backend, allow_padded_tokens)
+        hit = _eager.get(key)
         if hit is not None:
             res = hit(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
             if res is not None:
