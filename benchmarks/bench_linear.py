@@ -134,11 +134,11 @@ def precompile(jobs, workers: int, log) -> None:
     log(f"precompiled {len(jobs)} variants in {time.time() - started:.1f}s ({len(failed)} failed)")
 
 
-def sweep_jobs(shapes, ms):
+def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES):
     jobs = []
     for N, K in shapes:
         block_k = block_k_for(K)
-        for bn, ks in shape_candidates(N, K):
+        for bn, ks in shape_candidates(N, K, block_ns):
             for M in ms:
                 bm = block_m_for(M)
                 for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
@@ -161,10 +161,10 @@ def test_jobs(shapes, family):
     return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
 
 
-def shape_candidates(N: int, K: int) -> list[tuple[int, int]]:
+def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES) -> list[tuple[int, int]]:
     """Shape-level choices (block_n, k_split): they fix the K order, so all M share one."""
     block_k = block_k_for(K)
-    heights = BLOCK_N_CANDIDATES + ((SMALL_N_BLOCK_N,) if SMALL_N_BLOCK_N and N <= 2624 else ())
+    heights = tuple(block_ns) + ((SMALL_N_BLOCK_N,) if SMALL_N_BLOCK_N and N <= 2624 else ())
     return [(bn, ks) for bn in heights for ks in split_candidates(N, K, bn, block_k, limit=2)]
 
 
@@ -183,7 +183,7 @@ def sweep_shape(N, K, ms, weights, args, log):
 
     Returns (cublas_us, {(block_n, k_split): {M: [(cfg, us)]}})."""
     block_k = block_k_for(K)
-    cands = shape_candidates(N, K)
+    cands = shape_candidates(N, K, args.block_n)
     cublas, ours = {}, {c: {} for c in cands}
     for M in ms:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -282,6 +282,8 @@ def main() -> None:
     p.add_argument("--table-out", required=True, help="auto table path, e.g. kimiops/gemm/tables/sm90.json")
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="NxK,NxK,... (default: the issue's grid)")
     p.add_argument("--ms", type=lambda s: tuple(int(v) for v in s.split(",")), default=MS)
+    p.add_argument("--block-n", type=lambda s: tuple(int(v) for v in s.split(",")), default=BLOCK_N_CANDIDATES,
+                   help="weight-tile heights to sweep (default: BLOCK_N_CANDIDATES of kimiops.gemm.skinny)")
     p.add_argument("--margin", type=float, default=1.03, help="speedup over cuBLAS a table entry needs")
     p.add_argument("--workers", type=int, default=12, help="processes that precompile kernel variants")
     p.add_argument("--warm-tests", action="store_true",
@@ -307,7 +309,7 @@ def main() -> None:
              "shapes": {}}
     sweep_record = {}
     if args.workers > 0:
-        precompile(sweep_jobs(args.shapes, args.ms), args.workers, log)
+        precompile(sweep_jobs(args.shapes, args.ms, args.block_n), args.workers, log)
     for N, K in args.shapes:
         weights = rotating_weights(N, K)
         cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
@@ -365,7 +367,7 @@ def main() -> None:
         "copy_bw_tb_s": round(copy_bw / 1e12, 4),
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
-                     "block_n_candidates": list(BLOCK_N_CANDIDATES), "small_n_block_n": SMALL_N_BLOCK_N,
+                     "block_n_candidates": list(args.block_n), "small_n_block_n": SMALL_N_BLOCK_N,
                      "tile_candidates": [list(t) for t in TILE_CANDIDATES], "pdl_candidates": list(PDL_CANDIDATES)},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record,

@@ -58,6 +58,17 @@ def device_family(device: torch.device | str | int | None = None) -> str:
     return _family_of_cuda_index(index)
 
 
+#: Families whose GPUs have programmatic dependent launch (``griddepcontrol``, compute
+#: capability 9.0 and newer): a kernel launched with it may start while the previous kernel on
+#: the stream is still running, and must ``gdc_wait`` before reading that kernel's results.
+PDL_FAMILIES = frozenset({"sm90", "sm10x", "sm12x"})
+
+
+def supports_pdl(device: torch.device) -> bool:
+    """Whether kernels on ``device`` may be launched with programmatic dependent launch."""
+    return device.type == "cuda" and device_family(device) in PDL_FAMILIES
+
+
 @dataclass(frozen=True)
 class Backend:
     """An implementation of an op and the families it may run on."""

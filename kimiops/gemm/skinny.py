@@ -50,13 +50,13 @@ Tuning (H200, bf16, CUDA-graph replay over rotating weights, cold L2)
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 import triton
 import triton.language as tl
 
+from kimiops.arch import supports_pdl
 from kimiops.gemm.scratch import split_k_scratch
 
 #: Reference tile height used to turn a program target into a K split (independent of M).
@@ -183,12 +183,6 @@ def default_config(N: int, K: int, M: int) -> SkinnyConfig:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _supports_pdl(device: torch.device) -> bool:
-    """Programmatic dependent launch: CUDA devices of compute capability 9.0 and newer."""
-    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
-
-
 @triton.jit(do_not_specialize=["M"])
 def _skinny_linear_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, count_ptr,
@@ -304,7 +298,7 @@ def skinny_linear(
     splits = max(1, triton.cdiv(K, config.k_split))
     n_tiles = triton.cdiv(N, config.block_n)
     m_tiles = triton.cdiv(M, config.block_m)
-    pdl = config.pdl and _supports_pdl(x.device)
+    pdl = config.pdl and supports_pdl(x.device)
     if splits > 1:
         partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles * m_tiles)
     else:

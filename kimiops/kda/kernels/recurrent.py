@@ -42,6 +42,11 @@ Host side: the launcher does no device work besides allocating ``o`` (when ``out
 skip Triton's argument binder and go straight to the compiled kernel's launcher (``_FAST_LAUNCH``;
 keyed on every property the specialization depends on: dtypes, constexprs, alignment of the state
 pointers, device). Set ``KIMIOPS_TRITON_FAST_LAUNCH=0`` to always use Triton's own path.
+
+Programmatic dependent launch (``PDL``; families of ``kimiops.arch.supports_pdl``, off with
+``KIMIOPS_PDL=0``): the grid is launched so that it may be scheduled while the previous kernel
+on the stream finishes; every program waits (``gdc_wait``) for that kernel's completion before
+its first memory access, so only launch latency and the previous grid's tail are overlapped.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kimiops.arch import supports_pdl
 from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
@@ -59,16 +65,20 @@ __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFI
 _INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
 # module attribute (read at call time) so benchmarks/tests can flip it
 _FAST_LAUNCH = (not _INTERPRET) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
+# Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
+# module attribute, read at call time, so the benchmark can compare both.
+_PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 
 # (BV, num_warps) per (upper bound of N*HV, state_v_first). First match wins. Chosen by the sweep
 # of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32, K=V=128, fp32 V-first pool,
-# CUDA-graph medians, benchmarks/results/kda_decode_*.json): N=1 16x2 3.30 us (16x4 3.34);
-# N=2 8x2 4.27 us; N>=8 8x1 wins everywhere (N=8 8.36 us vs 9.63 for 32x4; N=512 95.7% of copy
-# bandwidth vs 93.4%). Small tiles mean many CTAs in flight, which is what a bandwidth-bound
-# stream of 64 KiB states needs. The K-first layout is not swept and reuses the same table.
+# CUDA-graph medians with programmatic dependent launch, kda_decode_20261129-213241.json):
+# N=1 8x2 3.28 us (8x1 3.28, 16x2 3.56); N=2 8x2 3.83 us; N>=8 8x1 wins everywhere (N=8 8.37 us
+# vs 9.20 for 32x4; N=512 95.6% of copy bandwidth vs 94.3%). Small tiles mean many CTAs in flight,
+# which is what a bandwidth-bound stream of 64 KiB states needs. The K-first layout is not swept
+# and reuses the same table.
 _CONFIGS = {
-    True: ((32, (16, 2)), (64, (8, 2)), (None, (8, 1))),   # V-first [V, K] (serving layout)
-    False: ((32, (16, 2)), (64, (8, 2)), (None, (8, 1))),  # K-first [K, V]: not swept
+    True: ((64, (8, 2)), (None, (8, 1))),   # V-first [V, K] (serving layout)
+    False: ((64, (8, 2)), (None, (8, 1))),  # K-first [K, V]: not swept
 }
 # what the benchmark sweeps
 CONFIG_CANDIDATES = tuple(
@@ -104,8 +114,14 @@ def _recurrent_kda_fwd_kernel(
     INPLACE: tl.constexpr, SKIP_PADDED: tl.constexpr,
     USE_QK_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
-    EVEN_K: tl.constexpr, EVEN_V: tl.constexpr,
+    EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr,
 ):
+    if PDL:
+        # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
+        # the stream still runs. Allow the next kernel to be scheduled as well, then wait until the
+        # previous one has finished and its writes are visible: nothing is read before the wait.
+        tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_wait()
     pid = tl.program_id(0)
     i_v = pid % NV
     i_nh = pid // NV
@@ -335,6 +351,10 @@ def _state_strides(name, s, state_v_first, K, V):
     return st[0], st[1]
 
 
+def _address(t):
+    return None if t is None else t.data_ptr()
+
+
 class BoundLaunch:
     """One launch of the compiled decode kernel with everything but the tensors fixed: shapes,
     strides, dtypes, flags, scalars and the device were those of the call that built it, and the
@@ -358,9 +378,14 @@ class BoundLaunch:
         o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
         if not self.gate:
             A_log = dt_bias = None
+        # Raw addresses, not tensors: for a tensor argument Triton's launcher asks the driver to
+        # validate the pointer (cuPointerGetAttribute), which cost more than the launch itself on
+        # the H200 host; the call that built this launch validated devices and dtypes already.
         self.run(self.grid, 1, 1, drv.get_current_stream(self.device), self.function, self.packed, None, None, None,
-                 q, k, v, g, beta, o, h0, ht, h0_indices if self.has_h0 else None,
-                 ht_indices if self.has_ht else None, cu_seqlens, A_log, dt_bias, *self.tail)
+                 q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
+                 _address(h0), _address(ht), _address(h0_indices) if self.has_h0 else None,
+                 _address(ht_indices) if self.has_ht else None, _address(cu_seqlens), _address(A_log),
+                 _address(dt_bias), *self.tail)
         return o
 
 
@@ -394,6 +419,7 @@ def _launch(
     s0_slot, s0_head = _state_strides("h0", h0, state_v_first, K, V) if has_h0 else (0, 0)
     st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
+    pdl = _PDL and supports_pdl(q.device)
 
     BK = triton.next_power_of_2(K)
     bv = min(bv, triton.next_power_of_2(V))
@@ -408,7 +434,7 @@ def _launch(
         bool(state_v_first), varlen, has_h0, h0_indices is not None, has_ht, ht_indices is not None,
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
-        BK == K, V % bv == 0,
+        BK == K, V % bv == 0, pdl,
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias,
@@ -439,7 +465,7 @@ def _launch(
             run, function, packed = hit
             run(grid0, 1, 1, drv.get_current_stream(dev), function, packed, None, None, None, *args)
         else:
-            ck = _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1)
+            ck = _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
             if hasattr(ck, "result"):
                 ck = ck.result()
             if ck is not None and getattr(ck, "packed_metadata", None) is not None:
@@ -450,5 +476,5 @@ def _launch(
             bind.append(BoundLaunch(*hit, grid0, args[13:], o.shape, o.dtype, dev, use_gate, has_h0, has_ht))
         return o
 
-    _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1)
+    _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
     return o
