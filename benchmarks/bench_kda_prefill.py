@@ -220,6 +220,12 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("no u", {"ablate": 16}),
     ("pass 1 only", {"ablate": 4 | 8 | 16}),
     ("loads+stores", {"ablate": 31}),
+    ("no register cap (2 CTAs/SM)", {"maxnreg": 0}),
+    ("maxnreg 128 (4 CTAs/SM)", {"maxnreg": 128}),
+    ("8 warps maxnreg 128", {"num_warps": 8, "maxnreg": 128}),
+    ("loop stages 3", {"loop_stages": 3}),
+    ("BVI 16", {"BVI": 16}),
+    ("BVI 64", {"BVI": 64}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),

@@ -163,6 +163,8 @@ def _launch_intra(p):
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     common.update(BK=min(ic.get("BK", 16), p["K"]))
+    if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
+        common.update(maxnreg=ic["maxnreg"])
     return chunk_intra_kernel[(p["NC"], p["HV"])](
         p["q"], p["k"], p["v"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,

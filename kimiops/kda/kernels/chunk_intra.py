@@ -58,7 +58,8 @@ Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
 * This kernel (BK=16, 4 warps, loops software-pipelined 2 deep): 1.213 ms (1.241 with unpipelined
-  loops), i.e. ~75 us per (chunk, head) program at 2 CTAs per SM; FLA's whole intra part is ~0.6 ms.
+  loops), i.e. ~75 us per (chunk, head) program at 2 CTAs per SM; 1.102 ms with registers capped at
+  168 (3 CTAs per SM, a few spills), the default since; FLA's whole intra part is ~0.6 ms.
   Where the time goes (``--ablate intra``; the ``ABL`` bits skip parts, timing only): loads and
   stores alone 0.075 ms (the memory floor is not the issue); pass 1 alone 0.610; pass 2 (w, qg,
   kg) 0.35; the inverse 0.09; u 0.08; skipping the off-diagonal blocks saves 0.22 (skipping the
@@ -84,13 +85,17 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u;
-# loop_stages: software-pipelining depth of the K/V loops. Measured on the H200 (CUDA-graph medians
-# of this stage alone, B1 T8192 H32, precomputed g, 2026-11-29): BK16/BVI32/4 warps 1.243 ms (the
-# sweep winner), with loop_stages 2 1.213 ms (prefill_ablate_intra_parts.log); BK16/BVI64/8 warps
-# and BK32/BVI64/8 warps slower; 2 warps 1.743, BK32/4 warps 1.416 (prefill_ablate_fused_state_
-# tiling.log). Logs under benchmarks/results/logs_h200_20261129b/.
-INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2}
+# loop_stages: software-pipelining depth of the K/V loops; maxnreg: register cap per thread.
+# Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g,
+# 2026-11-29): BK16/BVI32/4 warps 1.243 ms (the sweep winner), with loop_stages 2 1.213 ms
+# (prefill_ablate_intra_parts.log); BK16/BVI64/8 warps and BK32/BVI64/8 warps slower; 2 warps 1.743,
+# BK32/4 warps 1.416 (prefill_ablate_fused_state_tiling.log), logs under
+# benchmarks/results/logs_h200_20261129b/. Capping registers at 168 (3 CTAs per SM instead of 2,
+# 22 spilled registers): 1.102 ms; at 128 (4 CTAs, 82 spills) 1.217; 168 with loop_stages 1 / 3 or
+# BVI 16 / 64: 1.11-1.20 (logs_h200_20261129c/prefill_ablate_maxnreg*.log).
+INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168}
 INTRA_CANDIDATES = [
+    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 1},
     {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
