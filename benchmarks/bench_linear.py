@@ -12,14 +12,13 @@ What it does, in one process:
 2. Sweep, per (N, K) and M: cuBLAS (``torch.mm``, the GEMM ``torch.addmm`` runs without bias)
    and the Triton kernel over the shape-level choices (``block_n`` in ``BLOCK_N_CANDIDATES``,
    plus ``SMALL_N_BLOCK_N`` for N <= 2624, times the wave-balanced K splits of
-   ``split_candidates``, plus per height one stream-K candidate with one persistent program per
-   SM, unless ``--no-streamk``) and the per-M ``TILE_CANDIDATES`` of :mod:`kimiops.gemm.skinny`. Each is timed as CUDA-graph replay of one call per weight copy
+   ``split_candidates``) and the per-M ``TILE_CANDIDATES`` of :mod:`kimiops.gemm.skinny`. Each is timed as CUDA-graph replay of one call per weight copy
    over enough rotating copies (>= 3x the 60 MB L2) that every call streams its weight from HBM;
    ``triton.testing.do_bench(return_mode="median")`` times the replay (it also flushes L2
    before each replay); time per call = replay time / copies. Every candidate's output is
    checked against cuBLAS before its time counts.
-3. Table: per (N, K) the (block_n, K split or stream-K programs) that maximizes the geometric
-   mean over M of the speedup auto would get (shared by all M so that rows are batch invariant); per M the
+3. Table: per (N, K) the (block_n, K split) that maximizes the geometric mean over M of the
+   speedup auto would get (shared by all M so that rows are batch invariant); per M the
    fastest tile, kept only where it beats cuBLAS by ``--margin``. Every candidate's best time
    per M is recorded under ``candidates`` in the results JSON. Written to ``--table-out``.
 4. Verification: the public ``kimiops.gemm.linear.linear(backend="auto")`` with that table,
@@ -52,7 +51,7 @@ from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
 from kimiops.testing import rel_err
 from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
-                                  block_m_for, fit_stages, skinny_linear, split_candidates, streamk_max_pieces)
+                                  block_m_for, fit_stages, skinny_linear, split_candidates)
 
 SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
           (2048, 4096), (7168, 2048), (2048, 7168), (4096, 7168), (7168, 18432)]
@@ -123,13 +122,8 @@ def precompile(jobs, workers: int, log) -> None:
 
     def key(job):  # the constexprs that make a distinct compiled kernel
         N, K, M, cfg, bias, out = job
-        programs = cfg.get("programs", 0)
-        if programs:  # stream-K: the program count is a launch argument, the piece count a constexpr
-            splits = streamk_max_pieces(N, K, cfg["block_n"], cfg["block_k"], programs)
-        else:
-            splits = triton.cdiv(K, cfg["k_split"])
-        fixed = {("k_split", cfg["k_split"]), ("programs", programs)}
-        return (tuple(sorted(cfg.items() - fixed)), programs > 0, splits > 1,
+        splits = triton.cdiv(K, cfg["k_split"])
+        return (tuple(sorted(cfg.items() - {("k_split", cfg["k_split"])})), splits > 1,
                 min(8, triton.next_power_of_2(splits)), N % cfg["block_n"] == 0, K % cfg["block_k"] == 0, bias, out)
 
     jobs = list({key(j): j for j in jobs}.values())
@@ -140,16 +134,16 @@ def precompile(jobs, workers: int, log) -> None:
     log(f"precompiled {len(jobs)} variants in {time.time() - started:.1f}s ({len(failed)} failed)")
 
 
-def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES, streamk_programs=0):
+def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES):
     jobs = []
     for N, K in shapes:
         block_k = block_k_for(K)
-        for bn, ks, programs in shape_candidates(N, K, block_ns, streamk_programs):
+        for bn, ks in shape_candidates(N, K, block_ns):
             for M in ms:
                 bm = block_m_for(M)
                 for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
                     cfg = dict(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
-                               num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl, programs=programs)
+                               num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
                     jobs.append((N, K, M, tuple(sorted(cfg.items())), False, "bfloat16"))
     return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
 
@@ -167,19 +161,11 @@ def test_jobs(shapes, family):
     return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
 
 
-def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES,
-                     streamk_programs: int = 0) -> list[tuple[int, int, int]]:
-    """Shape-level choices (block_n, k_split, programs): they fix the K order, so all M share one.
-
-    ``programs = 0``: the classic grid with that K split; ``programs > 0`` (``streamk_programs``,
-    the SM count; 0 leaves them out): stream-K with one persistent program per SM, for every
-    height (``k_split`` is then unused and set to the whole K)."""
+def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES) -> list[tuple[int, int]]:
+    """Shape-level choices (block_n, k_split): they fix the K order, so all M share one."""
     block_k = block_k_for(K)
     heights = tuple(block_ns) + ((SMALL_N_BLOCK_N,) if SMALL_N_BLOCK_N and N <= 2624 else ())
-    cands = [(bn, ks, 0) for bn in heights for ks in split_candidates(N, K, bn, block_k, limit=2)]
-    if streamk_programs:
-        cands += [(bn, triton.cdiv(K, block_k) * block_k, streamk_programs) for bn in heights]
-    return cands
+    return [(bn, ks) for bn in heights for ks in split_candidates(N, K, bn, block_k, limit=2)]
 
 
 def try_config(x, w, y, cfg):
@@ -195,22 +181,22 @@ def try_config(x, w, y, cfg):
 def sweep_shape(N, K, ms, weights, args, log):
     """Times cuBLAS and every candidate for each M.
 
-    Returns (cublas_us, {(block_n, k_split, programs): {M: [(cfg, us)]}})."""
+    Returns (cublas_us, {(block_n, k_split): {M: [(cfg, us)]}})."""
     block_k = block_k_for(K)
-    cands = shape_candidates(N, K, args.block_n, args.streamk_programs)
+    cands = shape_candidates(N, K, args.block_n)
     cublas, ours = {}, {c: {} for c in cands}
     for M in ms:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         cublas[M] = graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, args.warmup, args.rep)
         expect = torch.mm(x, weights[0].t())
-        for bn, ks, programs in cands:
-            ours[(bn, ks, programs)][M] = []
+        for bn, ks in cands:
+            ours[(bn, ks)][M] = []
             seen = set()
             for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
                 bm = block_m_for(M)
                 cfg = SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
-                                   num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl, programs=programs)
+                                   num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
                 if cfg in seen:
                     continue
                 seen.add(cfg)
@@ -218,7 +204,7 @@ def sweep_shape(N, K, ms, weights, args, log):
                 err = rel_err(y, expect) if ok is True else float("nan")
                 if not err <= 1e-2:
                     log(f"  INVALID {cfg} at M={M}: {ok if ok is not True else f'rel err vs cuBLAS {err:.3g}'}")
-                    ours[(bn, ks, programs)][M].append((cfg, None))
+                    ours[(bn, ks)][M].append((cfg, None))
                     continue
                 try:
                     us = graph_us(lambda w: skinny_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
@@ -226,13 +212,13 @@ def sweep_shape(N, K, ms, weights, args, log):
                     log(f"  INVALID {cfg} at M={M} under graph capture: {type(exc).__name__}: {exc}")
                     torch.cuda.synchronize()
                     us = None
-                ours[(bn, ks, programs)][M].append((cfg, us))
+                ours[(bn, ks)][M].append((cfg, us))
     return cublas, ours
 
 
 def choose(cublas, ours, margin):
-    """Shape-level (block_n, k_split, programs) maximizing the geomean of auto's speedup over M;
-    per M the best tile or cuBLAS. Also returns the per-candidate summary (best us per M) for the record."""
+    """Shape-level (block_n, k_split) maximizing the geomean of auto's speedup over M; per M the
+    best tile or cuBLAS. Also returns the per-candidate summary (best us per M) for the record."""
     def best(c, M):
         timed = [(us, cfg) for cfg, us in ours[c][M] if us is not None]
         return min(timed, key=lambda t: t[0]) if timed else (math.inf, None)
@@ -252,7 +238,7 @@ def choose(cublas, ours, margin):
         else:
             bucket.update(backend="cublas", best_triton_us=round(us, 3) if cfg is not None else None)
         buckets.append(bucket)
-    record = [{"block_n": c[0], "k_split": c[1], "programs": c[2],
+    record = [{"block_n": c[0], "k_split": c[1],
                "best_us": {str(M): (round(best(c, M)[0], 3) if best(c, M)[1] else None) for M in sorted(cublas)},
                "auto_geomean": round(geomean(auto_speedup(c, M) for M in cublas), 4)} for c in ours]
     return chosen, buckets, record
@@ -298,8 +284,6 @@ def main() -> None:
     p.add_argument("--ms", type=lambda s: tuple(int(v) for v in s.split(",")), default=MS)
     p.add_argument("--block-n", type=lambda s: tuple(int(v) for v in s.split(",")), default=BLOCK_N_CANDIDATES,
                    help="weight-tile heights to sweep (default: BLOCK_N_CANDIDATES of kimiops.gemm.skinny)")
-    p.add_argument("--no-streamk", action="store_true",
-                   help="leave out the stream-K candidates (one persistent program per SM)")
     p.add_argument("--margin", type=float, default=1.03, help="speedup over cuBLAS a table entry needs")
     p.add_argument("--workers", type=int, default=12, help="processes that precompile kernel variants")
     p.add_argument("--warm-tests", action="store_true",
@@ -316,7 +300,6 @@ def main() -> None:
         print(f"[{time.time() - started:7.1f}s] {msg}", flush=True)
 
     family = device_family(torch.device("cuda"))
-    args.streamk_programs = 0 if args.no_streamk else torch.cuda.get_device_properties(0).multi_processor_count
     copy_bw = copy_bandwidth()
     log(f"{torch.cuda.get_device_name()} ({family}): copy bandwidth {copy_bw / 1e12:.3f} TB/s (read+write)")
 
@@ -326,15 +309,15 @@ def main() -> None:
              "shapes": {}}
     sweep_record = {}
     if args.workers > 0:
-        precompile(sweep_jobs(args.shapes, args.ms, args.block_n, args.streamk_programs), args.workers, log)
+        precompile(sweep_jobs(args.shapes, args.ms, args.block_n), args.workers, log)
     for N, K in args.shapes:
         weights = rotating_weights(N, K)
         cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
-        (bn, ks, programs), buckets, record = choose(cublas, ours, args.margin)
+        (bn, ks), buckets, record = choose(cublas, ours, args.margin)
         table["shapes"][dispatch.shape_key(N, K)] = {"block_k": block_k_for(K), "k_split": ks, "block_n": bn,
-                                                     "programs": programs, "buckets": buckets}
+                                                     "buckets": buckets}
         sweep_record[dispatch.shape_key(N, K)] = record
-        log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks} programs={programs}: " + ", ".join(
+        log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks}: " + ", ".join(
             f"M={b['m_max']} {b['backend']} {b.get('speedup', 1.0)}x" for b in buckets))
         del weights
 
@@ -385,7 +368,6 @@ def main() -> None:
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
                      "block_n_candidates": list(args.block_n), "small_n_block_n": SMALL_N_BLOCK_N,
-                     "streamk_programs": args.streamk_programs,
                      "tile_candidates": [list(t) for t in TILE_CANDIDATES], "pdl_candidates": list(PDL_CANDIDATES)},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record,

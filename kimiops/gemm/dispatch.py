@@ -5,7 +5,7 @@ A table is a JSON file ``kimiops/gemm/tables/<family>.json`` written by
 
     {"format": 2, "family": "sm90", "device": ..., "date": ..., "torch": ..., "triton": ...,
      "min_speedup": 1.03,
-     "shapes": {"<N>x<K>": {"block_k": 128, "k_split": 1024, "block_n": 64, "programs": 0,
+     "shapes": {"<N>x<K>": {"block_k": 128, "k_split": 1024, "block_n": 64,
                             "buckets": [{"m_max": 1, "backend": "triton", "block_m": 16,
                                          "num_warps": 4, "num_stages": 4, "pdl": true,
                                          "us": 5.1, "cublas_us": 9.9}, ...]}}}
@@ -15,11 +15,9 @@ says ``"triton"`` only where the kernel beat cuBLAS by ``min_speedup`` in that m
 ``block_k``/``k_split`` (the reduction order over K) and ``block_n`` (the weight-tile height,
 which also fixes the MMA instruction family: ``mma.sync`` below 64 rows, ``wgmma`` from 64 on
 Hopper) belong to the shape, not the bucket, so a row's bits do not depend on M under the
-Triton backend. ``programs`` (optional, shape-level, default 0) selects the stream-K kernel with
-that many persistent programs (> 0; ``k_split`` is then unused) or the classic grid (0): it fixes
-where K is cut into pieces, so it belongs to the shape too. ``pdl`` (optional, default false)
-launches with programmatic dependent launch and prefetches the first weight tiles into L2
-before waiting on the previous kernel (sm90+); it does not change any result bit. Format 1 (``block_n`` per bucket) is no longer read.
+Triton backend. ``pdl`` (optional, default false) launches with programmatic dependent launch
+and prefetches the first weight tiles into L2 before waiting on the previous kernel (sm90+); it
+does not change any result bit. Format 1 (``block_n`` per bucket) is no longer read.
 
 ``backend="auto"`` takes the table's Triton config where one exists and cuBLAS everywhere else
 (no table for the family, shape not listed, M outside every bucket, bucket says cuBLAS).
@@ -51,7 +49,6 @@ class ShapeEntry:
     k_split: int
     block_n: int
     buckets: tuple[Bucket, ...]
-    programs: int = 0  # > 0: stream-K with this many persistent programs
 
     def bucket(self, M: int) -> Bucket | None:
         for b in self.buckets:
@@ -84,11 +81,7 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
         block_k = _field(source, where, entry, "block_k")
         k_split = _field(source, where, entry, "k_split")
         block_n = _field(source, where, entry, "block_n")
-        programs = _field(source, where, entry, "programs") if "programs" in entry else 0
-        try:
-            SkinnyConfig(block_n=block_n, block_m=16, block_k=block_k, k_split=k_split, programs=programs)
-        except ValueError as exc:
-            raise ValueError(f"{source}: {where}: {exc}") from None
+        SkinnyConfig(block_n=block_n, block_m=16, block_k=block_k, k_split=k_split)  # validates
         buckets = []
         for i, b in enumerate(entry.get("buckets", [])):
             bwhere = f"{where}.buckets[{i}]"
@@ -98,7 +91,7 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
                 tiles = {name: _field(source, bwhere, b, name) for name in _TILE_FIELDS}
                 if "pdl" in b:
                     tiles["pdl"] = _field(source, bwhere, b, "pdl", bool)
-                config = SkinnyConfig(block_n=block_n, block_k=block_k, k_split=k_split, programs=programs, **tiles)
+                config = SkinnyConfig(block_n=block_n, block_k=block_k, k_split=k_split, **tiles)
             elif backend == "cublas":
                 config = None
             else:
@@ -106,7 +99,7 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
             buckets.append(Bucket(m_max, config))
         if [b.m_max for b in buckets] != sorted({b.m_max for b in buckets}):
             raise ValueError(f"{source}: {where}.buckets: expected strictly increasing m_max")
-        parsed[key] = ShapeEntry(block_k, k_split, block_n, tuple(buckets), programs)
+        parsed[key] = ShapeEntry(block_k, k_split, block_n, tuple(buckets))
     return parsed
 
 
@@ -129,9 +122,8 @@ def auto_config(family: str, M: int, N: int, K: int) -> SkinnyConfig | None:
 
 def triton_config(family: str, M: int, N: int, K: int) -> SkinnyConfig:
     """The config ``backend="triton"`` runs: the measured one where the table has it, otherwise
-    the table's K decomposition (``k_split`` or stream-K ``programs``) and ``block_n`` for the
-    shape (or the default ones) with default tiles, so every M of a shape sums over K in the
-    same order."""
+    the table's K decomposition and ``block_n`` for the shape (or the default ones) with default
+    tiles, so every M of a shape sums over K in the same order."""
     entry = table_for(family).get(shape_key(N, K))
     if entry is None:
         return default_config(N, K, M)
@@ -139,5 +131,4 @@ def triton_config(family: str, M: int, N: int, K: int) -> SkinnyConfig:
     if bucket is not None and bucket.config is not None:
         return bucket.config
     return SkinnyConfig(block_n=entry.block_n, block_m=block_m_for(M), block_k=entry.block_k, k_split=entry.k_split,
-                        num_stages=default_stages(entry.block_n, block_m_for(M), entry.block_k),
-                        programs=entry.programs)
+                        num_stages=default_stages(entry.block_n, block_m_for(M), entry.block_k))
