@@ -50,7 +50,7 @@ from kimiops.bench.timing import copy_bandwidth
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
 from kimiops.testing import rel_err
-from kimiops.gemm.skinny import (BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
+from kimiops.gemm.skinny import (BLOCK_K_CANDIDATES, BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
                                   block_m_for, fit_stages, skinny_linear, split_candidates)
 
 SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
@@ -134,11 +134,10 @@ def precompile(jobs, workers: int, log) -> None:
     log(f"precompiled {len(jobs)} variants in {time.time() - started:.1f}s ({len(failed)} failed)")
 
 
-def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES):
+def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES, block_ks=BLOCK_K_CANDIDATES):
     jobs = []
     for N, K in shapes:
-        block_k = block_k_for(K)
-        for bn, ks in shape_candidates(N, K, block_ns):
+        for bn, ks, block_k in shape_candidates(N, K, block_ns, block_ks):
             for M in ms:
                 bm = block_m_for(M)
                 for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
@@ -161,11 +160,13 @@ def test_jobs(shapes, family):
     return [(N, K, M, dict(cfg), b, o) for N, K, M, cfg, b, o in dict.fromkeys(jobs)]
 
 
-def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES) -> list[tuple[int, int]]:
-    """Shape-level choices (block_n, k_split): they fix the K order, so all M share one."""
-    block_k = block_k_for(K)
+def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES,
+                     block_ks=BLOCK_K_CANDIDATES) -> list[tuple[int, int, int]]:
+    """Shape-level choices (block_n, k_split, block_k): they fix the K order, so all M share one.
+    K tiles wider than K are not tried (below K = 128: ``block_k_for(K)`` only)."""
     heights = tuple(block_ns) + ((SMALL_N_BLOCK_N,) if SMALL_N_BLOCK_N and N <= 2624 else ())
-    return [(bn, ks) for bn in heights for ks in split_candidates(N, K, bn, block_k, limit=2)]
+    widths = sorted({bk for bk in block_ks if bk <= K} if K >= 128 else set()) or [block_k_for(K)]
+    return [(bn, ks, bk) for bk in widths for bn in heights for ks in split_candidates(N, K, bn, bk, limit=2)]
 
 
 def try_config(x, w, y, cfg):
@@ -181,17 +182,16 @@ def try_config(x, w, y, cfg):
 def sweep_shape(N, K, ms, weights, args, log):
     """Times cuBLAS and every candidate for each M.
 
-    Returns (cublas_us, {(block_n, k_split): {M: [(cfg, us)]}})."""
-    block_k = block_k_for(K)
-    cands = shape_candidates(N, K, args.block_n)
+    Returns (cublas_us, {(block_n, k_split, block_k): {M: [(cfg, us)]}})."""
+    cands = shape_candidates(N, K, args.block_n, args.block_k)
     cublas, ours = {}, {c: {} for c in cands}
     for M in ms:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         cublas[M] = graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, args.warmup, args.rep)
         expect = torch.mm(x, weights[0].t())
-        for bn, ks in cands:
-            ours[(bn, ks)][M] = []
+        for bn, ks, block_k in cands:
+            ours[(bn, ks, block_k)][M] = []
             seen = set()
             for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
                 bm = block_m_for(M)
@@ -204,7 +204,7 @@ def sweep_shape(N, K, ms, weights, args, log):
                 err = rel_err(y, expect) if ok is True else float("nan")
                 if not err <= 1e-2:
                     log(f"  INVALID {cfg} at M={M}: {ok if ok is not True else f'rel err vs cuBLAS {err:.3g}'}")
-                    ours[(bn, ks)][M].append((cfg, None))
+                    ours[(bn, ks, block_k)][M].append((cfg, None))
                     continue
                 try:
                     us = graph_us(lambda w: skinny_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
@@ -212,12 +212,12 @@ def sweep_shape(N, K, ms, weights, args, log):
                     log(f"  INVALID {cfg} at M={M} under graph capture: {type(exc).__name__}: {exc}")
                     torch.cuda.synchronize()
                     us = None
-                ours[(bn, ks)][M].append((cfg, us))
+                ours[(bn, ks, block_k)][M].append((cfg, us))
     return cublas, ours
 
 
 def choose(cublas, ours, margin):
-    """Shape-level (block_n, k_split) maximizing the geomean of auto's speedup over M; per M the
+    """Shape-level (block_n, k_split, block_k) maximizing the geomean of auto's speedup over M; per M the
     best tile or cuBLAS. Also returns the per-candidate summary (best us per M) for the record."""
     def best(c, M):
         timed = [(us, cfg) for cfg, us in ours[c][M] if us is not None]
@@ -238,7 +238,7 @@ def choose(cublas, ours, margin):
         else:
             bucket.update(backend="cublas", best_triton_us=round(us, 3) if cfg is not None else None)
         buckets.append(bucket)
-    record = [{"block_n": c[0], "k_split": c[1],
+    record = [{"block_n": c[0], "k_split": c[1], "block_k": c[2],
                "best_us": {str(M): (round(best(c, M)[0], 3) if best(c, M)[1] else None) for M in sorted(cublas)},
                "auto_geomean": round(geomean(auto_speedup(c, M) for M in cublas), 4)} for c in ours]
     return chosen, buckets, record
@@ -284,6 +284,8 @@ def main() -> None:
     p.add_argument("--ms", type=lambda s: tuple(int(v) for v in s.split(",")), default=MS)
     p.add_argument("--block-n", type=lambda s: tuple(int(v) for v in s.split(",")), default=BLOCK_N_CANDIDATES,
                    help="weight-tile heights to sweep (default: BLOCK_N_CANDIDATES of kimiops.gemm.skinny)")
+    p.add_argument("--block-k", type=lambda s: tuple(int(v) for v in s.split(",")), default=BLOCK_K_CANDIDATES,
+                   help="K-tile widths to sweep (default: BLOCK_K_CANDIDATES of kimiops.gemm.skinny)")
     p.add_argument("--margin", type=float, default=1.03, help="speedup over cuBLAS a table entry needs")
     p.add_argument("--workers", type=int, default=12, help="processes that precompile kernel variants")
     p.add_argument("--warm-tests", action="store_true",
@@ -309,15 +311,15 @@ def main() -> None:
              "shapes": {}}
     sweep_record = {}
     if args.workers > 0:
-        precompile(sweep_jobs(args.shapes, args.ms, args.block_n), args.workers, log)
+        precompile(sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k), args.workers, log)
     for N, K in args.shapes:
         weights = rotating_weights(N, K)
         cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
-        (bn, ks), buckets, record = choose(cublas, ours, args.margin)
-        table["shapes"][dispatch.shape_key(N, K)] = {"block_k": block_k_for(K), "k_split": ks, "block_n": bn,
+        (bn, ks, bk), buckets, record = choose(cublas, ours, args.margin)
+        table["shapes"][dispatch.shape_key(N, K)] = {"block_k": bk, "k_split": ks, "block_n": bn,
                                                      "buckets": buckets}
         sweep_record[dispatch.shape_key(N, K)] = record
-        log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks}: " + ", ".join(
+        log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks} block_k={bk}: " + ", ".join(
             f"M={b['m_max']} {b['backend']} {b.get('speedup', 1.0)}x" for b in buckets))
         del weights
 
@@ -367,7 +369,7 @@ def main() -> None:
         "copy_bw_tb_s": round(copy_bw / 1e12, 4),
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
-                     "block_n_candidates": list(args.block_n), "small_n_block_n": SMALL_N_BLOCK_N,
+                     "block_n_candidates": list(args.block_n), "block_k_candidates": list(args.block_k), "small_n_block_n": SMALL_N_BLOCK_N,
                      "tile_candidates": [list(t) for t in TILE_CANDIDATES], "pdl_candidates": list(PDL_CANDIDATES)},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record,

@@ -66,6 +66,10 @@ DEFAULT_TARGET_PROGRAMS = 264
 NUM_SMS = 132
 #: Weight-tile heights swept per shape (shape-level: fixes the MMA family and so the K order).
 BLOCK_N_CANDIDATES = (32, 64, 128)
+#: K-tile widths swept per shape (for K >= 256). 256 won on 1024x2048 (bn 32: 3.28x / 1.53x over
+#: cuBLAS at M = 1 / 8 vs 3.09x / 1.40x with 128) and lost a few % on 6144x2048 and 6144x6144
+#: (H200, benchmarks/results/logs_h200_20261129c/linear_bk256.log); 512 lost everywhere.
+BLOCK_K_CANDIDATES = (128, 256)
 #: Extra tile height for small N (swept in round 2, never chosen: 0 = off).
 SMALL_N_BLOCK_N = 0
 #: Per-M tiles swept by the benchmark: (num_warps, num_stages), stages clamped to shared memory.
