@@ -72,8 +72,12 @@ def run_kda(
         h0, h0_idx, ht_idx = initial_state, None, None
     launch = _launcher(kind)
     extra = {"skip_padded": kind.skip_padded, "bind": bind} if not kind.chunked else {}
+    if kind.chunked:  # the chunk kernels index dense [B, T, heads, dim] rows
+        q, k, v, g, beta = (x.contiguous() for x in (q, k, v, g, beta))
+    # The recurrent kernel takes every stride as given: no copies, and a bound launch (``bind``)
+    # keeps the strides of exactly the tensors that later calls with this signature pass.
     o = launch(
-        q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), beta.contiguous(),
+        q, k, v, g, beta,
         scale=shapes.scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
         state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid,
         gate=shapes.gate, A_log=A_log, dt_bias=dt_bias, lower_bound=shapes.lower_bound, **extra,

@@ -343,3 +343,41 @@ def test_gpu_repeated_decode_calls_match_the_full_path(monkeypatch):
     o_a, _ = call(fast_pool.clone(), steps[0][1], q_strided, k, v, g, beta)
     o_b, _ = call(fast_pool.clone(), steps[0][1], q, k, v, g, beta)
     assert torch.equal(o_a, o_b) and len(runner._eager) == 2
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_decode_calls_with_strided_views_match_the_full_path(monkeypatch):
+    """transformers' decode layout: B rows of one token, q/k/v views into one fused [B, 1, 3*H*D] projection (batch
+    stride 3*H*D), a per-call fp32 state and a final-state output. Repeated calls take the bound launch, which must
+    read these views with their own strides (a launch bound to contiguous copies read row 1 from row 0's k)."""
+    import kimiops
+    from kimiops.kda import runner
+
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    B, H, D = 3, 4, 128
+
+    def inputs():
+        qkv = torch.randn(B, 1, 3 * H * D, device="cuda", generator=gen, dtype=torch.bfloat16)
+        q, k, v = (x.view(B, 1, H, D) for x in qkv.split(H * D, -1))
+        g = -torch.rand(B, 1, 2 * H * D, device="cuda", generator=gen)[..., : H * D].view(B, 1, H, D)
+        beta = torch.rand(B, 1, 2 * H, device="cuda", generator=gen, dtype=torch.bfloat16)[..., :H]
+        assert q.stride(0) == 3 * H * D and not g.is_contiguous() and not beta.is_contiguous()
+        state = torch.randn(B, H, D, D, device="cuda", generator=gen) * 0.1
+        return q, k, v, g, beta, state
+
+    def call(q, k, v, g, beta, state):
+        return kimiops.fused_recurrent_kda(q, k, v, g, beta, initial_state=state, output_final_state=True,
+                                           use_qk_l2norm_in_kernel=True)
+
+    runner._eager.clear()
+    for _ in range(3):
+        args = inputs()
+        o_fast, s_fast = call(*args)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")  # debug mode never takes the shortcut
+        o_full, s_full = call(*args)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full) and torch.equal(s_fast, s_full)
+        o_dense, s_dense = call(*(x.contiguous() for x in args))
+        torch.testing.assert_close(o_fast, o_dense, rtol=0, atol=0)
+        torch.testing.assert_close(s_fast, s_dense, rtol=0, atol=0)
+    assert len(runner._eager) == 2  # the strided signature and the dense one
