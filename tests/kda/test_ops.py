@@ -359,7 +359,7 @@ def test_gpu_repeated_decode_calls_with_strided_views_match_the_full_path(monkey
     def inputs():
         qkv = torch.randn(B, 1, 3 * H * D, device="cuda", generator=gen, dtype=torch.bfloat16)
         q, k, v = (x.view(B, 1, H, D) for x in qkv.split(H * D, -1))
-        g = -torch.rand(B, 1, 2 * H * D, device="cuda", generator=gen)[..., : H * D].view(B, 1, H, D)
+        g = (-torch.rand(B, 1, 2 * H * D, device="cuda", generator=gen))[..., : H * D].view(B, 1, H, D)
         beta = torch.rand(B, 1, 2 * H, device="cuda", generator=gen, dtype=torch.bfloat16)[..., :H]
         assert q.stride(0) == 3 * H * D and not g.is_contiguous() and not beta.is_contiguous()
         state = torch.randn(B, H, D, D, device="cuda", generator=gen) * 0.1
