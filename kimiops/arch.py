@@ -64,6 +64,7 @@ def device_family(device: torch.device | str | int | None = None) -> str:
 PDL_FAMILIES = frozenset({"sm90", "sm10x", "sm12x"})
 
 
+@functools.lru_cache(maxsize=None)
 def supports_pdl(device: torch.device) -> bool:
     """Whether kernels on ``device`` may be launched with programmatic dependent launch."""
     return device.type == "cuda" and device_family(device) in PDL_FAMILIES

@@ -39,8 +39,8 @@ Batch invariance
     order.
 
 Tuning (H200, bf16, CUDA-graph replay over rotating weights, cold L2)
-    ``benchmarks/bench_linear.py`` sweeps, per (N, K), ``block_n`` in
-    :data:`BLOCK_N_CANDIDATES` (+ :data:`SMALL_N_BLOCK_N` for N <= 2624) times the K splits of
+    ``benchmarks/bench_linear.py`` sweeps, per (N, K), ``block_k`` in :data:`BLOCK_K_CANDIDATES`
+    times ``block_n`` in :data:`BLOCK_N_CANDIDATES` (+ :data:`SMALL_N_BLOCK_N` for N <= 2624) times the K splits of
     :func:`split_candidates`, and per M the :data:`TILE_CANDIDATES` (num_warps, num_stages);
     it writes the winners into ``kimiops/gemm/tables/sm90.json`` with the measured times and
     speedups next to each entry, and every candidate's best time per M into
