@@ -2,6 +2,7 @@
 
 Usage (GPU):
     python benchmarks/bench_kda_prefill.py                 # sweep + full table, JSON to benchmarks/results/
+                                                           # (rewritten after every row; "complete": true at the end)
     python benchmarks/bench_kda_prefill.py --quick         # small subset
     python benchmarks/bench_kda_prefill.py --no-sweep      # default configs only
     python benchmarks/bench_kda_prefill.py --intra BK=16,num_warps=4 --state BV=64,num_warps=8
@@ -318,6 +319,28 @@ def main():
     elif args.cases:
         cases = [c for c in cases if c[0] in args.cases.split(",")]
     rows = []
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, f"kda_prefill_{'quick_' if args.quick else ''}"
+                                  f"{datetime.datetime.now().strftime('%Y%m%d_%H%M%S')}.json")
+
+    def save(complete):
+        """(Re)write the results file; after every row, so a run cut short still leaves its rows."""
+        sp = [r["speedup"] for r in rows if r["speedup"]]
+        geo = math.exp(sum(map(math.log, sp)) / len(sp)) if sp else None
+        result = dict(
+            bench="kda_prefill", date=datetime.datetime.now(datetime.timezone.utc).isoformat(), device=dev,
+            capability=list(torch.cuda.get_device_capability()), torch=torch.__version__, triton=triton.__version__,
+            fla=FLA_VERSION, python=platform.python_version(), H=H, HV=HV, K=K, V=V, dtype="bfloat16",
+            numerics=dict((k2, str(v2)) for k2, v2 in chunk_mod.NUMERICS_CONFIG.items()),
+            intra_config=intra, state_config=state, correctness_gate=gate, sweep=sweep_results, rows=rows,
+            complete=complete, geomean_speedup=geo, min_speedup=min(sp) if sp else None, copy_bw=copy_bw,
+            flop_formula="per chunk & head: 2C^2K + C^3/3 + C^2(K+V) + 6CKV + C^2V",
+            wall_s=time.time() - t_start,
+        )
+        with open(path, "w") as fh:
+            json.dump(result, fh, indent=1)
+        return geo, sp
+
     header = (f"{'case':<15}{'mode':<6}{'ours eager':>11}{'ours graph':>11}{'intra':>8}{'state':>8}"
               f"{'FLA eager':>10}{'FLA graph':>10}{'speedup':>8}{'TFLOP/s':>8}{'%floor':>7}")
     print(header)
@@ -358,6 +381,7 @@ def main():
                        speedup=speedup, speedup_basis=basis, tflops=tflops, floor_ms=floor_ms,
                        pct_of_floor=100 * floor_ms / best)
             rows.append(row)
+            save(complete=False)
 
             def fmt(x, w, p=3):
                 return f"{x:>{w}.{p}f}" if x is not None else f"{'-':>{w}}"
@@ -368,25 +392,9 @@ def main():
             del c, ht, out
             workspace.empty_cache()
             torch.cuda.empty_cache()
-    sp = [r["speedup"] for r in rows if r["speedup"]]
-    geo = math.exp(sum(map(math.log, sp)) / len(sp)) if sp else None
+    geo, sp = save(complete=True)
     if geo:
         print(f"speedup vs FLA: geomean {geo:.2f}x, min {min(sp):.2f}x")
-    result = dict(
-        bench="kda_prefill", date=datetime.datetime.now(datetime.timezone.utc).isoformat(), device=dev,
-        capability=list(torch.cuda.get_device_capability()), torch=torch.__version__, triton=triton.__version__,
-        fla=FLA_VERSION, python=platform.python_version(), H=H, HV=HV, K=K, V=V, dtype="bfloat16",
-        numerics=dict((k2, str(v2)) for k2, v2 in chunk_mod.NUMERICS_CONFIG.items()),
-        intra_config=intra, state_config=state, correctness_gate=gate, sweep=sweep_results, rows=rows,
-        geomean_speedup=geo, min_speedup=min(sp) if sp else None, copy_bw=copy_bw,
-        flop_formula="per chunk & head: 2C^2K + C^3/3 + C^2(K+V) + 6CKV + C^2V",
-        wall_s=time.time() - t_start,
-    )
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"kda_prefill_{'quick_' if args.quick else ''}"
-                                  f"{datetime.datetime.now().strftime('%Y%m%d_%H%M%S')}.json")
-    with open(path, "w") as fh:
-        json.dump(result, fh, indent=1)
     print(f"wrote {path} ({time.time() - t_start:.0f} s)")
     return 0
 
