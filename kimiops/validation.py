@@ -76,7 +76,7 @@ def check_tensor(
         raise ValueError(f"{name}: expected a tensor on {device}, got one on {t.device}")
     if contiguous and not t.is_contiguous():
         raise ValueError(f"{name}: expected a contiguous tensor, got strides {t.stride()}")
-    if last_dim_contiguous and t.stride(-1) != 1 and t.dim() > 0 and t.shape[-1] > 1:
+    if last_dim_contiguous and t.dim() > 0 and t.shape[-1] > 1 and t.stride(-1) != 1:
         raise ValueError(f"{name}: expected the last dimension contiguous (stride 1), got strides {t.stride()}")
     return t
 

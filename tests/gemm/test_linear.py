@@ -201,6 +201,7 @@ def _bad_calls():
         ("out dtype", dict(x=x, weight=w, out=torch.empty(4, 32, dtype=torch.bfloat16)), TypeError, "out: expected dtype"),
         ("out strides", dict(x=x, weight=w, out=torch.empty(32, 4, dtype=torch.float16).t()), ValueError, "out: expected a contiguous"),
         ("x not tensor", dict(x=[1.0], weight=w), TypeError, "x: expected a torch.Tensor"),
+        ("x 0-d", dict(x=x[0, 0], weight=w), ValueError, "x: expected shape \\[..., K\\]"),
     ]
 
 
