@@ -5,7 +5,7 @@ Public API:
     KDABackend                                 -- extend/decode over a state pool (serving)
     linear                                     -- low-latency BF16 linear
     arch_family, device_family                 -- capability families
-    empty_cache                                -- release cached scratch buffers
+    empty_cache                                -- release the KDA kernels' cached scratch buffers
 """
 
 from kimiops.interpreter import interpreter_enabled, patch_interpreter_for_numpy_2_4

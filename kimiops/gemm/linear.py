@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from kimiops.arch import FAMILIES, Backend, device_family, resolve_backend
 from kimiops.gemm import dispatch
 from kimiops.gemm.skinny import skinny_linear
+from kimiops.streams import capturing
 from kimiops.validation import check_tensor
 
 ENV_VAR = "KIMIOPS_BF16_GEMM_BACKEND"
@@ -65,11 +66,6 @@ def _cublas_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
         torch.add(y, bias, out=out)
 
 
-def _capturing(x: torch.Tensor) -> bool:
-    """Whether this call is being captured into a CUDA graph (where the auto table applies)."""
-    return x.is_cuda and torch.cuda.is_current_stream_capturing()
-
-
 _WARMED: set = set()
 
 
@@ -98,7 +94,7 @@ def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: 
         # faster than a Triton kernel (H200, 2026-11-29: the table's picks ran at 0.96x cuBLAS
         # eagerly, benchmarks/results/linear_sm90.json), so eager calls keep cuBLAS.
         config = dispatch.auto_config(family, M, N, K)
-        if config is not None and not _capturing(x):
+        if config is not None and not capturing(x.device):
             _warm_graph_path(x, weight, bias, out, config)
             config = None
     else:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import torch
 import triton
 
+from kimiops.streams import capturing, stream_key
+
 COUNTER_BLOCK = 1 << 14  # counters per stream: N/BLOCK_N * M/BLOCK_M output tiles
 SPARE_BLOCKS = 4
 _MIN_PARTIALS = 1 << 12
@@ -31,21 +33,13 @@ _counters: dict[tuple, torch.Tensor] = {}
 _spares: dict[torch.device, list[torch.Tensor]] = {}
 
 
-def _stream_key(device: torch.device) -> int:
-    return torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
-
-
-def _capturing(device: torch.device) -> bool:
-    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
-
-
 def _counter_block(device: torch.device, key: tuple) -> torch.Tensor | None:
     block = _counters.get(key)
     if block is not None:
         return block
     spares = _spares.setdefault(device, [])
     if not spares:
-        if _capturing(device):
+        if capturing(device):
             return None
         spares.extend(torch.zeros(COUNTER_BLOCK, dtype=torch.int32, device=device) for _ in range(SPARE_BLOCKS))
     block = _counters[key] = spares.pop()
@@ -55,7 +49,7 @@ def _counter_block(device: torch.device, key: tuple) -> torch.Tensor | None:
 def split_k_scratch(device: torch.device, partial_elems: int, counter_elems: int) -> tuple[torch.Tensor, torch.Tensor]:
     """fp32 partials (at least ``partial_elems``) and zeroed int32 counters (at least
     ``counter_elems``) for the current stream of ``device``."""
-    key = (device, _stream_key(device))
+    key = (device, stream_key(device))
     capacity = max(_MIN_PARTIALS, triton.next_power_of_2(partial_elems))
     partials = _partials.get((*key, capacity))
     if partials is None:

@@ -21,17 +21,13 @@ import threading
 
 import torch
 
+from kimiops.streams import stream_key
+
 __all__ = ["get_buffer", "empty_cache", "cached_bytes"]
 
 _LOCK = threading.Lock()
 _CACHE: dict[tuple, torch.Tensor] = {}
 _RETIRED: list[torch.Tensor] = []
-
-
-def _stream_key(device: torch.device):
-    if device.type != "cuda":
-        return None
-    return torch.cuda.current_stream(device).cuda_stream
 
 
 def get_buffer(
@@ -52,7 +48,7 @@ def get_buffer(
     device = torch.device(device)
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    key = (device, _stream_key(device), name, dtype, lead, tuple(dims))
+    key = (device, stream_key(device), name, dtype, lead, tuple(dims))
     with _LOCK:
         buf = _CACHE.get(key)
         if buf is None or buf.shape[1] < grow_dim:
