@@ -10,8 +10,8 @@ What it does, in one process:
 
 1. Copy bandwidth: median of a 1 GiB device-to-device copy, counting read + write.
 2. Sweep, per (N, K) and M: cuBLAS (``torch.mm``, the GEMM ``torch.addmm`` runs without bias)
-   and the Triton kernel over the shape-level choices (``block_n`` in ``BLOCK_N_CANDIDATES``,
-   plus ``SMALL_N_BLOCK_N`` for N <= 2624, times the wave-balanced K splits of
+   and the Triton kernel over the shape-level choices (``block_k`` in ``BLOCK_K_CANDIDATES``
+   times ``block_n`` in ``BLOCK_N_CANDIDATES`` times the wave-balanced K splits of
    ``split_candidates``) and the per-M ``TILE_CANDIDATES`` of :mod:`kimiops.gemm.skinny`. Each is timed as CUDA-graph replay of one call per weight copy
    over enough rotating copies (>= 3x the 60 MB L2) that every call streams its weight from HBM;
    ``triton.testing.do_bench(return_mode="median")`` times the replay (it also flushes L2
@@ -50,7 +50,7 @@ from kimiops.bench.timing import copy_bandwidth
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
 from kimiops.testing import rel_err
-from kimiops.gemm.skinny import (BLOCK_K_CANDIDATES, BLOCK_N_CANDIDATES, PDL_CANDIDATES, SMALL_N_BLOCK_N, TILE_CANDIDATES, SkinnyConfig, block_k_for,
+from kimiops.gemm.skinny import (BLOCK_K_CANDIDATES, BLOCK_N_CANDIDATES, PDL_CANDIDATES, TILE_CANDIDATES, SkinnyConfig, block_k_for,
                                   block_m_for, fit_stages, skinny_linear, split_candidates)
 
 SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
@@ -164,9 +164,8 @@ def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES,
                      block_ks=BLOCK_K_CANDIDATES) -> list[tuple[int, int, int]]:
     """Shape-level choices (block_n, k_split, block_k): they fix the K order, so all M share one.
     K tiles wider than K are not tried (below K = 128: ``block_k_for(K)`` only)."""
-    heights = tuple(block_ns) + ((SMALL_N_BLOCK_N,) if SMALL_N_BLOCK_N and N <= 2624 else ())
     widths = sorted({bk for bk in block_ks if bk <= K} if K >= 128 else set()) or [block_k_for(K)]
-    return [(bn, ks, bk) for bk in widths for bn in heights for ks in split_candidates(N, K, bn, bk, limit=2)]
+    return [(bn, ks, bk) for bk in widths for bn in block_ns for ks in split_candidates(N, K, bn, bk, limit=2)]
 
 
 def try_config(x, w, y, cfg):
@@ -369,7 +368,7 @@ def main() -> None:
         "copy_bw_tb_s": round(copy_bw / 1e12, 4),
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
-                     "block_n_candidates": list(args.block_n), "block_k_candidates": list(args.block_k), "small_n_block_n": SMALL_N_BLOCK_N,
+                     "block_n_candidates": list(args.block_n), "block_k_candidates": list(args.block_k),
                      "tile_candidates": [list(t) for t in TILE_CANDIDATES], "pdl_candidates": list(PDL_CANDIDATES)},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record,

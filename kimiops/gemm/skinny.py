@@ -40,7 +40,7 @@ Batch invariance
 
 Tuning (H200, bf16, CUDA-graph replay over rotating weights, cold L2)
     ``benchmarks/bench_linear.py`` sweeps, per (N, K), ``block_k`` in :data:`BLOCK_K_CANDIDATES`
-    times ``block_n`` in :data:`BLOCK_N_CANDIDATES` (+ :data:`SMALL_N_BLOCK_N` for N <= 2624) times the K splits of
+    times ``block_n`` in :data:`BLOCK_N_CANDIDATES` times the K splits of
     :func:`split_candidates`, and per M the :data:`TILE_CANDIDATES` (num_warps, num_stages);
     it writes the winners into ``kimiops/gemm/tables/sm90.json`` with the measured times and
     speedups next to each entry, and every candidate's best time per M into
@@ -70,8 +70,6 @@ BLOCK_N_CANDIDATES = (32, 64, 128)
 #: cuBLAS at M = 1 / 8 vs 3.09x / 1.40x with 128) and lost a few % on 6144x2048 and 6144x6144
 #: (H200, benchmarks/results/logs_h200_20261129c/linear_bk256.log); 512 lost everywhere.
 BLOCK_K_CANDIDATES = (128, 256)
-#: Extra tile height for small N (swept in round 2, never chosen: 0 = off).
-SMALL_N_BLOCK_N = 0
 #: Per-M tiles swept by the benchmark: (num_warps, num_stages), stages clamped to shared memory.
 TILE_CANDIDATES = ((4, 6), (8, 4))
 #: PDL settings swept per M (the benchmark chains calls of the kernel, which PDL overlaps).
