@@ -212,23 +212,21 @@ def sweep(rep):
 
 
 ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
-    ("default", {}),
+    ("sliced default", {}),
     ("loop stages 1", {"loop_stages": 1}),
-    ("BK32 8w", {"BK": 32}),
-    ("BK32 8w loop stages 1", {"BK": 32, "loop_stages": 1}),
-    ("BK64 8w", {"BK": 64}),
-    ("BK16 4w", {"num_warps": 4}),
-    ("BK16 4w cap168", {"num_warps": 4, "maxnreg": 168}),
-    ("BK16 8w cap128", {"maxnreg": 128}),
-    ("BK16 8w cap168", {"maxnreg": 168}),
-    ("BK16 16w", {"num_warps": 16}),
-    ("no levels 32/16", {"ablate": 1}),
-    ("no levels 8..1", {"ablate": 2}),
+    ("no off-diag", {"ablate": 1}),
+    ("no diag", {"ablate": 2}),
     ("no inverse", {"ablate": 4}),
     ("no w/qg/kg", {"ablate": 8}),
     ("no u", {"ablate": 16}),
     ("pass 1 only", {"ablate": 4 | 8 | 16}),
     ("loads+stores", {"ablate": 31}),
+    ("no register cap (2 CTAs/SM)", {"maxnreg": 0}),
+    ("maxnreg 128 (4 CTAs/SM)", {"maxnreg": 128}),
+    ("8 warps maxnreg 128", {"num_warps": 8, "maxnreg": 128}),
+    ("loop stages 3", {"loop_stages": 3}),
+    ("BVI 16", {"BVI": 16}),
+    ("BVI 64", {"BVI": 64}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),
