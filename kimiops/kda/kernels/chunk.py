@@ -145,7 +145,7 @@ def _scratch(p):
 
 
 def _launch_intra(p):
-    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV, 2)``; returns the compiled kernel."""
+    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV)``; returns the compiled kernel."""
     if p["NC"] == 0:
         return
     ic = p["ic"]
@@ -165,7 +165,7 @@ def _launch_intra(p):
     common.update(BK=min(ic.get("BK", 16), p["K"]))
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
-    return chunk_intra_kernel[(p["NC"], p["HV"], 2)](
+    return chunk_intra_kernel[(p["NC"], p["HV"])](
         p["q"], p["k"], p["v"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,

@@ -134,15 +134,11 @@ def _locate_chunk(pid, cu_seqlens, T, N, C: tl.constexpr, NT, IS_VARLEN: tl.cons
 @triton.jit
 def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                 H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
-                GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr, LOAD_Q: tl.constexpr):
-    """fp32 tiles q, k ``[C, BK]`` and log decay g ``[C, BK]`` (0 on rows past the sequence); without
-    ``LOAD_Q`` the returned q is k (not loaded)."""
+                GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr):
+    """fp32 tiles q, k ``[C, BK]`` and log decay g ``[C, BK]`` (0 on rows past the sequence)."""
     m = rmask[:, None]
+    b_q = tl.load(q + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
     b_k = tl.load(k + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
-    if LOAD_Q:
-        b_q = tl.load(q + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
-    else:
-        b_q = b_k
     b_g = tl.load(g + (tok[:, None] * HV + hv) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
     if GATE != 0:
         if HAS_DT_BIAS:
@@ -153,12 +149,11 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
-def _diag_level(lx, k3, x3, dg, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
+def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
                 ELL: tl.constexpr, DOT_DT: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
     half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
-    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides.
-    ``x3`` is k (for A_kk) or q (for A_qk)."""
+    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides."""
     GRP: tl.constexpr = 2 * ELL
     lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
     pos4 = tl.arange(0, GRP)[None, None, :, None]
@@ -166,24 +161,24 @@ def _diag_level(lx, k3, x3, dg, NS: tl.constexpr, BC: tl.constexpr, BK: tl.const
     f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
     loc = tl.arange(0, BC)[None, :, None]
     lower = (loc % GRP) >= ELL
-    lf = tl.where(lower, x3 * f3, 0.0).to(DOT_DT)
-    rt = tl.permute(tl.where(lower, 0.0, k3 * f3).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
+    kf = k3 * f3
+    lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
+    lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
+    rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
     same = (ii // GRP) == (jj // GRP)
-    dg += tl.where(same, tl.dot(lf, rt), 0.0)
-    return dg
+    dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
+    dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
+    return dg_kk, dg_qk
 
 
 @triton.jit
-def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc, dg, ssq_q, ssq_k,
-                 H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
+def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+                 ssq_q, ssq_k, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
                  BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
-                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, QK: tl.constexpr,
-                 DOT_DT: tl.constexpr, ABL: tl.constexpr):
-    """Pass 1 on the K slice ``[kb, kb + BK)`` of one score matrix (A_qk when ``QK``, else A_kk):
-    accumulates its off-diagonal blocks ``acc [NS, BC, C]``, diagonal blocks ``dg [NS, BC, BC]``
-    and the sums of squares of q (``QK`` only) and k."""
+                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
+    """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares."""
     NS: tl.constexpr = C // BC
     LOG_BC: tl.constexpr = 4  # BC == 16
     loc = tl.arange(0, BC)[None, :, None]
@@ -196,13 +191,12 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc,
     jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
     cols = kb + tl.arange(0, BK)
     b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                H, HV, K, GATE, HAS_A, HAS_DT_BIAS, QK)
+                                H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
     if USE_L2NORM:
-        if QK:
-            ssq_q += tl.sum(b_q * b_q, axis=1)
+        ssq_q += tl.sum(b_q * b_q, axis=1)
         ssq_k += tl.sum(b_k * b_k, axis=1)
+    q3 = tl.reshape(b_q, (NS, BC, BK))
     k3 = tl.reshape(b_k, (NS, BC, BK))
-    x3 = tl.reshape(b_q, (NS, BC, BK)) if QK else k3
     g3 = tl.reshape(b_g, (NS, BC, BK))
     # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
     lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
@@ -211,133 +205,23 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc,
     blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
     # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
     if (ABL & 1) == 0:
-        left = (x3 * tl.exp(lx)).to(DOT_DT)
+        e_left = tl.exp(lx)
+        left_k = (k3 * e_left).to(DOT_DT)
+        left_q = (q3 * e_left).to(DOT_DT)
         base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
         mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
         mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
         right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
-        acc = tl.dot(left, tl.permute(right, (0, 2, 1)), acc)    # right^T: [NS, BK, C]
+        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
+        acc_kk = tl.dot(left_k, right_t, acc_kk)
+        acc_qk = tl.dot(left_q, right_t, acc_qk)
     # diagonal blocks: levels l = 8, 4, 2, 1
     if (ABL & 2) == 0:
         for lvl in tl.static_range(LOG_BC):
-            dg = _diag_level(lx, k3, x3, dg, NS, BC, BK, BC // (2 << lvl), DOT_DT)
-    if QK:
-        dg += tl.where(ii == jj, tl.sum(x3 * k3, axis=2)[:, :, None], 0.0)
+            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
+    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
 
-    return acc, dg, ssq_q, ssq_k
-
-
-@triton.jit
-def _scores(q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound,
-            H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr, BC: tl.constexpr,
-            BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
-            USE_L2NORM: tl.constexpr, QK: tl.constexpr, DOT_DT: tl.constexpr, LOOP_STAGES: tl.constexpr,
-            ABL: tl.constexpr):
-    """Pass 1 over all K slices: the unscaled score matrix (A_qk's ``sum_d q k e^..`` for j <= i
-    when ``QK``, else A_kk's ``sum_d k k e^..`` for j < i) as ``[C, C]`` fp32, and the inverse L2
-    norms of the rows of q (ones unless ``QK`` and ``USE_L2NORM``) and k (ones without it)."""
-    NS: tl.constexpr = C // BC
-    acc = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks (row block, row, column)
-    dg = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
-    ssq_q = tl.zeros([C], dtype=tl.float32)
-    ssq_k = tl.zeros([C], dtype=tl.float32)
-    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
-        acc, dg, ssq_q, ssq_k = _score_slice(
-            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc, dg, ssq_q, ssq_k,
-            H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, QK, DOT_DT, ABL)
-    if USE_L2NORM:
-        rq = l2_inv_norm_tl(ssq_q) if QK else tl.full([C], 1.0, tl.float32)
-        rk = l2_inv_norm_tl(ssq_k)
-    else:
-        rq = tl.full([C], 1.0, tl.float32)
-        rk = tl.full([C], 1.0, tl.float32)
-    # embed the diagonal blocks [NS, BC, BC] into [C, C]
-    blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
-    a = tl.reshape(acc, (C, C)) + tl.reshape(tl.where(blk_same, dg[:, :, None, :], 0.0), (C, C))
-    return a, rq, rk
-
-
-@triton.jit
-def _unit_lower_inverse(a, C: tl.constexpr, BC: tl.constexpr, INV_PREC: tl.constexpr):
-    """``(I + a)^-1`` for a strictly lower ``a [C, C]`` (fp32). The BC x BC diagonal blocks are
-    inverted by forward substitution (``D <- (I - a_j e_j^T) D`` for j = 0..BC-1, all blocks at
-    once, CUDA cores); with ``N = D a_off`` (strictly block-lower, ``N^(C/BC) = 0``) the inverse is
-    ``(I - N + N^2 - ...) D`` (Horner, tensor cores with ``INV_PREC``)."""
-    NS: tl.constexpr = C // BC
-    ii = tl.arange(0, BC)[None, :, None]
-    jj = tl.arange(0, BC)[None, None, :]
-    blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
-    a4 = tl.reshape(a, (NS, BC, NS, BC))
-    a_d = tl.sum(tl.where(blk_same, a4, 0.0), axis=2)              # [NS, BC, BC] diagonal blocks
-    a_off = tl.reshape(tl.where(blk_same, 0.0, a4), (C, C))
-    d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
-    for j in tl.static_range(BC):
-        col_j = tl.sum(tl.where(jj == j, a_d, 0.0), axis=2)      # [NS, BC]: A[:, i, j]
-        row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)       # [NS, BC]: D[:, j, :]
-        d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
-    dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
-    rr = tl.arange(0, C)
-    eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
-    n_mat = tl.dot(dblk, a_off, input_precision=INV_PREC)
-    p_mat = eye - n_mat
-    for _ in tl.static_range(NS - 2):
-        p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
-    return tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
-
-
-@triton.jit
-def _kk_role(q, k, v, g, dt_bias, tok, rmask, h, hv, hv64, slot, b_A, b_beta, lower_bound,
-             w_out, u_out, s_w, s_u,
-             H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr,
-             BC: tl.constexpr, BK: tl.constexpr, BVI: tl.constexpr, GATE: tl.constexpr,
-             HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr,
-             DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr):
-    """A_kk, ``Tinv = (I + A_kk)^-1``, ``w = Tinv (beta k e^G)`` and ``u = Tinv (beta v)``."""
-    a, rq, rk = _scores(q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, H, HV, K, C, BC, BK,
-                        GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, False, DOT_DT, LOOP_STAGES, ABL)
-    rr = tl.arange(0, C)
-    a_kk = a * (b_beta * rk)[:, None] * rk[None, :]
-    if (ABL & 4) == 0:
-        t_inv = _unit_lower_inverse(a_kk, C, BC, INV_PREC)
-    else:  # ablation: keep a_kk live (as the real inverse does) so only the inverse is skipped
-        t_inv = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0) + a_kk * 1e-30
-    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK, num_stages=LOOP_STAGES):
-        cols = kb + tl.arange(0, BK)
-        _, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                  H, HV, K, GATE, HAS_A, HAS_DT_BIAS, False)
-        x = b_k * tl.exp(tl.cumsum(b_g, axis=0)) * (b_beta * rk)[:, None]
-        b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
-        tl.store(w_out + hv64 * s_w + slot * C * K + rr[:, None] * K + cols[None, :], b_w.to(w_out.dtype.element_ty))
-    for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
-        vcols = vb + tl.arange(0, BVI)
-        b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
-        b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
-        tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
-
-
-@triton.jit
-def _qk_role(q, k, g, dt_bias, tok, rmask, h, hv, hv64, slot, b_A, scale, lower_bound,
-             qg_out, kg_out, aqk_out, gc_out, s_qg, s_kg, s_aqk, s_gc,
-             H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
-             BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr,
-             HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr,
-             DOT_DT: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr):
-    """A_qk, ``qg = scale q e^G``, ``kg = k e^{G_C - G}`` and ``gC = e^{G_C}``."""
-    a, rq, rk = _scores(q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, H, HV, K, C, BC, BK,
-                        GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, True, DOT_DT, LOOP_STAGES, ABL)
-    rr = tl.arange(0, C)
-    a_qk = a * (scale * rq)[:, None] * rk[None, :]
-    tl.store(aqk_out + hv64 * s_aqk + slot * C * C + rr[:, None] * C + rr[None, :], a_qk.to(aqk_out.dtype.element_ty))
-    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK, num_stages=LOOP_STAGES):
-        cols = kb + tl.arange(0, BK)
-        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS, True)
-        e_g = tl.exp(tl.cumsum(b_g, axis=0))
-        e_kg = tl.exp(tl.cumsum(b_g, axis=0, reverse=True) - b_g)
-        o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
-        tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * (scale * rq)[:, None] * e_g).to(qg_out.dtype.element_ty))
-        tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * rk[:, None] * e_kg).to(kg_out.dtype.element_ty))
-        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
+    return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
 
 @triton.jit
@@ -353,17 +237,16 @@ def chunk_intra_kernel(
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
 ):
-    """One (chunk slot, value head, role). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g
-    ``[*, HV, K]``, beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors
-    ``[HV, NC, ...]`` with head strides ``s_*``. Role 0 (``_kk_role``) writes w and u, role 1
-    (``_qk_role``) A_qk, qg, kg and gC. ``ABL``: timing-only ablation bits for
-    ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy, 4 inverse,
-    8 w/qg/kg, 16 u; the results are wrong when any is set); the library always passes 0."""
+    """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
+    beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
+    with head strides ``s_*``. ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py
+    --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy, 4 inverse, 8 w/qg/kg, 16 u; the
+    results are wrong when any is set); the library always passes 0."""
     pid = tl.program_id(0)
     hv = tl.program_id(1)
-    role = tl.program_id(2)
     h = hv // (HV // H)
     hv64 = hv.to(tl.int64)
+    NS: tl.constexpr = C // BC
 
     start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
     if length <= 0:
@@ -372,18 +255,92 @@ def chunk_intra_kernel(
     rows = tl.arange(0, C)
     rmask = rows < length
     tok = (start + rows).to(tl.int64)
+    b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
+    if USE_BETA_SIGMOID:
+        b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
     b_A = 1.0
     if HAS_A:
         b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
-    slot = pid.to(tl.int64)
-    if role == 0:
-        b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
-        if USE_BETA_SIGMOID:
-            b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
-        _kk_role(q, k, v, g, dt_bias, tok, rmask, h, hv, hv64, slot, b_A, b_beta, lower_bound,
-                 w_out, u_out, s_w, s_u, H, HV, K, V, C, BC, BK, BVI, GATE, HAS_A, HAS_DT_BIAS,
-                 USE_L2NORM, DOT_DT, INV_PREC, LOOP_STAGES, ABL)
+
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+
+    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
+    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
+    dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
+    dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
+    ssq_q = tl.zeros([C], dtype=tl.float32)
+    ssq_k = tl.zeros([C], dtype=tl.float32)
+
+    # ---------------------------------------------------------------- pass 1: scores
+    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
+            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, ABL)
+
+    # ---------------------------------------------------------------- scaling (l2norm, beta)
+    if USE_L2NORM:
+        rq = l2_inv_norm_tl(ssq_q)
+        rk = l2_inv_norm_tl(ssq_k)
     else:
-        _qk_role(q, k, g, dt_bias, tok, rmask, h, hv, hv64, slot, b_A, scale, lower_bound,
-                 qg_out, kg_out, aqk_out, gc_out, s_qg, s_kg, s_aqk, s_gc, H, HV, K, C, BC, BK,
-                 GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, LOOP_STAGES, ABL)
+        rq = tl.full([C], 1.0, tl.float32)
+        rk = tl.full([C], 1.0, tl.float32)
+    row_kk = b_beta * rk
+    row_qk = scale * rq
+    a_off_kk = tl.reshape(acc_kk, (C, C)) * row_kk[:, None] * rk[None, :]
+    a_off_qk = tl.reshape(acc_qk, (C, C)) * row_qk[:, None] * rk[None, :]
+    rk3 = tl.reshape(rk, (NS, BC))
+    dg_kk = dg_kk * tl.reshape(row_kk, (NS, BC))[:, :, None] * rk3[:, None, :]
+    dg_qk = dg_qk * tl.reshape(row_qk, (NS, BC))[:, :, None] * rk3[:, None, :]
+
+    # embed diagonal blocks [NS, BC, BC] into [C, C]
+    blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
+    a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
+
+    rr = tl.arange(0, C)
+    slot = pid.to(tl.int64)
+    o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
+    tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
+
+    # ---------------------------------------------------------------- (I + A_kk)^-1
+    eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
+    if (ABL & 4) == 0:
+        d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
+        for j in tl.static_range(BC):
+            col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
+            row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
+            d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
+        dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
+        n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
+        p_mat = eye - n_mat
+        for _ in tl.static_range(NS - 2):
+            p_mat = eye - tl.dot(n_mat, p_mat, input_precision=INV_PREC)
+        t_inv = tl.dot(p_mat, dblk, input_precision=INV_PREC)       # [C, C] fp32
+    else:  # ablation: keep a_off_kk live (as the real inverse does) so only the inverse is skipped
+        t_inv = eye + a_off_kk * 1e-30
+
+    # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
+    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK, num_stages=LOOP_STAGES):
+        cols = kb + tl.arange(0, BK)
+        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+        b_q = b_q * rq[:, None]
+        b_k = b_k * rk[:, None]
+        gcum = tl.cumsum(b_g, axis=0)
+        e_g = tl.exp(gcum)
+        rev = tl.cumsum(b_g, axis=0, reverse=True)
+        e_kg = tl.exp(rev - b_g)
+        o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
+        x = b_k * e_g * b_beta[:, None]
+        b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
+        tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
+        tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
+        tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
+        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
+
+    # ---------------------------------------------------------------- u = Tinv (beta v)
+    for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
+        vcols = vb + tl.arange(0, BVI)
+        b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
+        b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
+        tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)
