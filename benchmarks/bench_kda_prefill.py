@@ -212,18 +212,21 @@ def sweep(rep):
 
 
 ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
-    ("default", {}),
-    ("no register cap (2 CTAs/SM)", {"maxnreg": 0}),
-    ("maxnreg 128 (4 CTAs/SM)", {"maxnreg": 128}),
+    ("sliced default", {}),
     ("loop stages 1", {"loop_stages": 1}),
-    ("8 warps", {"num_warps": 8, "maxnreg": 0}),
-    ("BK32 8 warps", {"BK": 32, "num_warps": 8, "maxnreg": 0}),
     ("no off-diag", {"ablate": 1}),
     ("no diag", {"ablate": 2}),
     ("no inverse", {"ablate": 4}),
     ("no w/qg/kg", {"ablate": 8}),
     ("no u", {"ablate": 16}),
+    ("pass 1 only", {"ablate": 4 | 8 | 16}),
     ("loads+stores", {"ablate": 31}),
+    ("no register cap (2 CTAs/SM)", {"maxnreg": 0}),
+    ("maxnreg 128 (4 CTAs/SM)", {"maxnreg": 128}),
+    ("8 warps maxnreg 128", {"num_warps": 8, "maxnreg": 128}),
+    ("loop stages 3", {"loop_stages": 3}),
+    ("BVI 16", {"BVI": 16}),
+    ("BVI 64", {"BVI": 64}),
 ]
 ABLATE_STATE = [
     ("BV32 4w 2st", {"BV": 32, "num_warps": 4, "num_stages": 2}),

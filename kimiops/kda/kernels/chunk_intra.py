@@ -175,14 +175,10 @@ def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK
 
 @triton.jit
 def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-                 row_q, row_k, row_x, x_tile, qg_tile, kg_tile, gc_tile,
-                 H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
+                 ssq_q, ssq_k, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
                  BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
-                 HAS_DT_BIAS: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
-    """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks of the raw q, k and
-    stores the slice of ``qg = row_q q e^G``, ``kg = row_k k e^{G_C - G}``, ``gC = e^{G_C}`` and
-    of w's right-hand side ``x = row_x k e^G`` (row factors ``[NS, BC, 1]``) into the chunk's
-    ``[C, K]`` tiles (``*_tile``: pointers to their first element) and ``[K]`` tile."""
+                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
+    """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares."""
     NS: tl.constexpr = C // BC
     LOG_BC: tl.constexpr = 4  # BC == 16
     loc = tl.arange(0, BC)[None, :, None]
@@ -196,6 +192,9 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     cols = kb + tl.arange(0, BK)
     b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                 H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+    if USE_L2NORM:
+        ssq_q += tl.sum(b_q * b_q, axis=1)
+        ssq_k += tl.sum(b_k * b_k, axis=1)
     q3 = tl.reshape(b_q, (NS, BC, BK))
     k3 = tl.reshape(b_k, (NS, BC, BK))
     g3 = tl.reshape(b_g, (NS, BC, BK))
@@ -204,21 +203,6 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
     g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
     blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
-    # chunk cumsums from the block-local sums, each a sum of same-sign terms (so <= 0 exactly):
-    # G_t = (totals of earlier blocks) + g_first + lx_t, G_C - G_t = (lx_last - lx_t) + (later totals)
-    if (ABL & 8) == 0:
-        blk_a = tl.arange(0, NS)[:, None, None]
-        blk_b = tl.arange(0, NS)[None, :, None]
-        before = tl.sum(tl.where(blk_b < blk_a, blk_tot[None, :, :], 0.0), axis=1)   # [NS, BK]
-        after = tl.sum(tl.where(blk_b > blk_a, blk_tot[None, :, :], 0.0), axis=1)
-        e_g = tl.exp(before[:, None, :] + g_first[:, None, :] + lx)
-        e_kg = tl.exp(lx_last[:, None, :] - lx + after[:, None, :])
-        o_ck = (blk_a * BC + loc) * K + kb + tl.arange(0, BK)[None, None, :]   # [NS, BC, BK] int32
-        tl.store(qg_tile + o_ck, (q3 * e_g * row_q).to(qg_tile.dtype.element_ty))
-        tl.store(kg_tile + o_ck, (k3 * e_kg * row_k).to(kg_tile.dtype.element_ty))
-        tl.store(x_tile + o_ck, (k3 * e_g * row_x).to(x_tile.dtype.element_ty))
-        tl.store(gc_tile + cols, tl.exp(tl.sum(blk_tot, axis=0)))
-
     # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
     if (ABL & 1) == 0:
         e_left = tl.exp(lx)
@@ -237,7 +221,7 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
             dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
     dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
 
-    return acc_kk, acc_qk, dg_kk, dg_qk
+    return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
 
 @triton.jit
@@ -281,16 +265,21 @@ def chunk_intra_kernel(
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
 
-    # ---------------------------------------------------------------- pass 0: L2 norms of q, k rows
+    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
+    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
+    dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
+    dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
+    ssq_q = tl.zeros([C], dtype=tl.float32)
+    ssq_k = tl.zeros([C], dtype=tl.float32)
+
+    # ---------------------------------------------------------------- pass 1: scores
+    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
+            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, ABL)
+
+    # ---------------------------------------------------------------- scaling (l2norm, beta)
     if USE_L2NORM:
-        ssq_q = tl.zeros([C], dtype=tl.float32)
-        ssq_k = tl.zeros([C], dtype=tl.float32)
-        for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
-            o_qk = (tok[:, None] * H + h) * K + kb + tl.arange(0, BK)[None, :]
-            b_q = tl.load(q + o_qk, mask=rmask[:, None], other=0.0).to(tl.float32)
-            b_k = tl.load(k + o_qk, mask=rmask[:, None], other=0.0).to(tl.float32)
-            ssq_q += tl.sum(b_q * b_q, axis=1)
-            ssq_k += tl.sum(b_k * b_k, axis=1)
         rq = l2_inv_norm_tl(ssq_q)
         rk = l2_inv_norm_tl(ssq_k)
     else:
@@ -298,27 +287,6 @@ def chunk_intra_kernel(
         rk = tl.full([C], 1.0, tl.float32)
     row_kk = b_beta * rk
     row_qk = scale * rq
-
-    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
-    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
-    dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
-    dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
-
-    # ---------------------------------------------------------------- pass 1: scores, qg, kg, gc, x
-    # x = beta k e^G (w's right-hand side) goes to w's scratch tile and is multiplied in place by
-    # pass 2: the exponentials and cumsums of a K slice are computed once, here.
-    slot = pid.to(tl.int64)
-    row_q3 = tl.reshape(row_qk, (NS, BC))[:, :, None]
-    row_k3 = tl.reshape(rk, (NS, BC))[:, :, None]
-    row_x3 = tl.reshape(row_kk, (NS, BC))[:, :, None]
-    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
-        acc_kk, acc_qk, dg_kk, dg_qk = _score_slice(
-            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-            row_q3, row_k3, row_x3, w_out + hv64 * s_w + slot * C * K, qg_out + hv64 * s_qg + slot * C * K,
-            kg_out + hv64 * s_kg + slot * C * K, gc_out + hv64 * s_gc + slot * K,
-            H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, DOT_DT, ABL)
-
-    # ---------------------------------------------------------------- scaling (l2norm, beta)
     a_off_kk = tl.reshape(acc_kk, (C, C)) * row_kk[:, None] * rk[None, :]
     a_off_qk = tl.reshape(acc_qk, (C, C)) * row_qk[:, None] * rk[None, :]
     rk3 = tl.reshape(rk, (NS, BC))
@@ -330,6 +298,7 @@ def chunk_intra_kernel(
     a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
 
     rr = tl.arange(0, C)
+    slot = pid.to(tl.int64)
     o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
     tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
 
@@ -350,16 +319,24 @@ def chunk_intra_kernel(
     else:  # ablation: keep a_off_kk live (as the real inverse does) so only the inverse is skipped
         t_inv = eye + a_off_kk * 1e-30
 
-    # ---------------------------------------------------------------- pass 2: w = Tinv x, in place
-    # (x was stored by other threads of this CTA: a barrier makes it visible; a second one keeps
-    # every thread's read of a slice ahead of any thread's overwrite of it)
-    tl.debug_barrier()
+    # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
     for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK, num_stages=LOOP_STAGES):
-        o_ck = hv64 * s_w + slot * C * K + rr[:, None] * K + kb + tl.arange(0, BK)[None, :]
-        x = tl.load(w_out + o_ck).to(tl.float32)
+        cols = kb + tl.arange(0, BK)
+        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+        b_q = b_q * rq[:, None]
+        b_k = b_k * rk[:, None]
+        gcum = tl.cumsum(b_g, axis=0)
+        e_g = tl.exp(gcum)
+        rev = tl.cumsum(b_g, axis=0, reverse=True)
+        e_kg = tl.exp(rev - b_g)
+        o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
+        x = b_k * e_g * b_beta[:, None]
         b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
-        tl.debug_barrier()
-        tl.store(w_out + o_ck, b_w.to(w_out.dtype.element_ty))
+        tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
+        tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
+        tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
+        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
 
     # ---------------------------------------------------------------- u = Tinv (beta v)
     for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
