@@ -69,23 +69,23 @@ def _cublas_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
 _WARMED: set = set()
 
 
-def _warm_graph_path(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, config) -> None:
+def _warm_graph_path(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, config) -> None:
     """Compile and load, eagerly, the kernel that a CUDA-graph capture of this call will launch.
 
     Eager ``auto`` calls return cuBLAS's result, so a serving engine's eager warm-up would never
     build the Triton kernel, and building it inside a capture is not allowed. The first eager call
     of each specialization therefore also runs the kernel once into scratch (discarded).
     """
-    key = (x.device, x.dtype, out.dtype, bias is None, x.shape[0], tuple(weight.shape), config)
+    key = (x.device, x.dtype, out_dtype, bias is None, x.shape[0], tuple(weight.shape), config)
     if key not in _WARMED:
-        skinny_linear(x, weight, bias, torch.empty_like(out), config)
+        skinny_linear(x, weight, bias, torch.empty((x.shape[0], weight.shape[0]), dtype=out_dtype, device=x.device), config)
         _WARMED.add(key)
 
 
-def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, backend: str | None) -> None:
-    """``out[M, N] = x[M, K] @ weight^T (+ bias)`` with checked 2-D inputs, M > 0."""
+def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, name: str):
+    """The Triton config to run ``x[M, K] @ weight^T`` with, or ``None`` for cuBLAS; ``name`` is a
+    backend name checked by :func:`_requested`."""
     family = device_family(x.device)
-    name = _requested(backend)
     M, K = x.shape
     N = weight.shape[0]
     if name == "auto":
@@ -95,11 +95,16 @@ def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: 
         # eagerly, benchmarks/results/linear_sm90.json), so eager calls keep cuBLAS.
         config = dispatch.auto_config(family, M, N, K)
         if config is not None and not capturing(x.device):
-            _warm_graph_path(x, weight, bias, out, config)
-            config = None
-    else:
-        name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
-        config = dispatch.triton_config(family, M, N, K) if name == "triton" else None
+            _warm_graph_path(x, weight, bias, out_dtype, config)
+            return None
+        return config
+    name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
+    return dispatch.triton_config(family, M, N, K) if name == "triton" else None
+
+
+def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, name: str) -> None:
+    """``out[M, N] = x[M, K] @ weight^T (+ bias)`` with checked 2-D inputs, M > 0."""
+    config = _config(x, weight, bias, out.dtype, name)
     if config is None:
         _cublas_linear(x, weight, bias, out)
     else:
@@ -109,7 +114,7 @@ def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: 
 @torch.library.custom_op("kimiops::linear", mutates_args=())
 def _linear_op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, backend: str | None) -> torch.Tensor:
     out = torch.empty((x.shape[0], weight.shape[0]), dtype=x.dtype, device=x.device)
-    _run(x, weight, bias, out, backend)
+    _run(x, weight, bias, out, _requested(backend))
     return out
 
 
@@ -122,7 +127,7 @@ def _linear_fake(x, weight, bias, backend):
 def _linear_out_op(
     x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, backend: str | None
 ) -> None:
-    _run(x, weight, bias, out, backend)
+    _run(x, weight, bias, out, _requested(backend))
 
 
 @_linear_out_op.register_fake
@@ -191,7 +196,7 @@ def linear(
             not support, or on CPU tensors without ``TRITON_INTERPRET=1``.
     """
     M, N, K = _check(x, weight, bias, out)
-    _requested(backend)
+    name = _requested(backend)
     if _needs_autograd(x, weight, bias):
         y = F.linear(x, weight, bias)
         if out is None:
@@ -207,16 +212,18 @@ def linear(
     x2d = x.detach() if x.requires_grad else x
     if x2d.dim() != 2:
         x2d = x2d.reshape(M, K)
-    compiling = torch.compiler.is_compiling()
-    if out is not None:
-        if compiling:
+    if torch.compiler.is_compiling():
+        if out is not None:
             torch.ops.kimiops.linear_out(x2d, weight, bias, out, backend)
-        else:
-            _run(x2d, weight, bias, out, backend)
+            return out
+        return torch.ops.kimiops.linear(x2d, weight, bias, backend).view(*x.shape[:-1], N)
+    config = _config(x2d, weight, bias, x.dtype if out is None else out.dtype, name)
+    if config is None:
+        if out is None:
+            # the same cuBLAS call as _cublas_linear (addmm / mm), without a separate allocation
+            return F.linear(x2d, weight, bias).view(*x.shape[:-1], N)
+        _cublas_linear(x2d, weight, bias, out)
         return out
-    if compiling:
-        y = torch.ops.kimiops.linear(x2d, weight, bias, backend)
-    else:
-        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-        _run(x2d, weight, bias, y, backend)
-    return y.view(*x.shape[:-1], N)
+    y = out if out is not None else torch.empty((M, N), dtype=x.dtype, device=x.device)
+    skinny_linear(x2d, weight, bias, y, config)
+    return out if out is not None else y.view(*x.shape[:-1], N)
