@@ -38,7 +38,13 @@ from kimiops.kda.workspace import get_buffer
 
 __all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG"]
 
-CHUNK_SIZE = 64
+# Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
+# per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
+# pays per chunk step. H200, CUDA-graph medians of each stage alone, H=HV=32, K=V=128 bf16 (logs
+# benchmarks/results/logs_h200_20261129d/prefill_ablate_chunk32_round*.log): stage 1 1.102 ms at
+# C = 64 -> 0.695 ms at C = 32 (B1 T8192); the state stage 0.395 -> 0.58 ms at B1 T8192 (twice the
+# sequential steps), 0.313 -> 0.296 ms at B8 T1024. Whole-pipeline figures: docs/prefill.md.
+CHUNK_SIZE = 32
 SUB_CHUNK = 16
 
 # Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):

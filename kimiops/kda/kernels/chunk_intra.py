@@ -1,6 +1,6 @@
 """Intra-chunk stage of chunked KDA prefill: everything that is parallel over chunks, fused.
 
-What it computes (DESIGN.md section 1), for one chunk of C = 64 tokens of one sequence and one
+What it computes (DESIGN.md section 1), for one chunk of C tokens (``CHUNK_SIZE`` in ``chunk.py``: 32) of one sequence and one
 value head ``hv`` (q/k head ``h = hv // (HV // H)``), after the optional per-token preprocessing
 (gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L2 norm, ``beta = sigmoid(beta)``):
 
@@ -93,8 +93,14 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # benchmarks/results/logs_h200_20261129b/. Capping registers at 168 (3 CTAs per SM instead of 2,
 # 22 spilled registers): 1.102 ms; at 128 (4 CTAs, 82 spills) 1.217; 168 with loop_stages 1 / 3 or
 # BVI 16 / 64: 1.11-1.20 (logs_h200_20261129c/prefill_ablate_maxnreg*.log).
-INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168}
+INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168}
+# With C = 32 (since 2026-11-29, fourth session; B1 T8192, logs_h200_20261129d/prefill_ablate_chunk32_round*.log):
+# 2 warps capped at 168 registers 0.695 ms; 2 warps uncapped 0.815-0.821, capped at 128 0.707, loop
+# stages 1 / 3 1.033 / 0.764; 4 warps capped at 168 1.041, uncapped 1.354, capped at 128 0.994;
+# BK32 with 4 / 2 / 8 warps 1.211 / 1.107 / 1.917; 1 warp 1.105 (BK16) and 1.193 (BK32).
 INTRA_CANDIDATES = [
+    {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
+    {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 1},

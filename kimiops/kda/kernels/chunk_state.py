@@ -38,20 +38,21 @@ import triton
 import triton.language as tl
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps the candidates and prints
-# the winner. Offline ptxas for sm_90a (K=V=128) had reported spills for BV=64 or 3 stages and for
-# the tf32 path (fp16->fp32 operand conversion); the GPU-compiled kernels report the numbers below.
-# H200 (bench_kda_prefill.py --ablate, CUDA-graph median of this stage, B1 T8192 H32, 2026-11-29):
-# BV32/4 warps/3 stages 0.397 ms (default), 2 stages 0.439, BV16/4w 0.758, BV64/4w 0.547 (16 B
-# spilled), BV64/8w 0.816, BV32/8w 0.630. ptxas on the GPU: BV32/4w 191-194 registers, no spills.
+# the winner. Few (sequence, head) pairs: narrow V tiles are what fill the 132 SMs. Many pairs
+# (>= WIDE_MIN_PAIRS): the grid fills the SMs anyway, and 2 warps per tile let more tiles run per SM.
+# H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (fourth session,
+# logs_h200_20261129d/prefill_ablate_chunk32_round*.log):
+#   B1 T8192 (32 pairs): BV32/4w/3 stages 0.579-0.582 ms, BV16/2w 0.579-0.582, BV32/2w/2 stages 0.764
+#   B4 T4096 (128 pairs): BV32/2w/2 stages 0.562 vs 0.857 (BV32/4w/3) and 0.720-0.744 (BV64/4w)
+#   B8 T1024 (256 pairs): BV32/2w/2 stages 0.296 vs 0.387-0.390 (BV64/4w) and 0.449-0.451 (BV32/4w/3)
+# (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
+# B8 T1024; logs_h200_20261129b/.)
 STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True}
-# With many (sequence, head) pairs the grid fills the SMs without narrow V tiles, and BV = 64
-# halves the re-reads of w/qg/kg/A_qk per head: B8 T1024 (256 pairs) BV64/4w/2 stages 0.312 ms vs
-# 0.427 for the default; B1 T8192 (32 pairs) 0.544 vs 0.394 (same --ablate run, 2026-11-29,
-# benchmarks/results/logs_h200_20261129b/prefill_split_ablate_round1.log).
-STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True}
+STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
+    {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True},
     {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True},
     {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True},
     {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": True},
