@@ -78,28 +78,39 @@ def _warm_graph_path(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor |
     """
     key = (x.device, x.dtype, out_dtype, bias is None, x.shape[0], tuple(weight.shape), config)
     if key not in _WARMED:
-        skinny_linear(x, weight, bias, torch.empty((x.shape[0], weight.shape[0]), dtype=out_dtype, device=x.device), config)
+        skinny_linear(_plain(x), _plain(weight), _plain(bias), torch.empty((x.shape[0], weight.shape[0]), dtype=out_dtype, device=x.device), config)
         _WARMED.add(key)
+
+
+_DECISIONS: dict = {}
 
 
 def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, name: str):
     """The Triton config to run ``x[M, K] @ weight^T`` with, or ``None`` for cuBLAS; ``name`` is a
-    backend name checked by :func:`_requested`."""
-    family = device_family(x.device)
+    backend name checked by :func:`_requested`. The table / backend decision is memoized per
+    (device, name, M, N, K); only the capture state is read on every call."""
+    device = x.device
     M, K = x.shape
     N = weight.shape[0]
-    if name == "auto":
+    key = (device, name, M, N, K)
+    decision = _DECISIONS.get(key)
+    if decision is None:
+        family = device_family(device)
+        if name == "auto":
+            decision = (dispatch.auto_config(family, M, N, K), True)
+        else:
+            name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
+            decision = (dispatch.triton_config(family, M, N, K) if name == "triton" else None, False)
+        _DECISIONS[key] = decision
+    config, auto = decision
+    if auto and config is not None and not capturing(device):
         # The table is measured under CUDA-graph replay, where launch costs vanish. Outside a
         # capture these microsecond kernels are bound by host launch time, and cuBLAS launches
         # faster than a Triton kernel (H200, 2026-11-29: the table's picks ran at 0.96x cuBLAS
         # eagerly, benchmarks/results/linear_sm90.json), so eager calls keep cuBLAS.
-        config = dispatch.auto_config(family, M, N, K)
-        if config is not None and not capturing(x.device):
-            _warm_graph_path(x, weight, bias, out_dtype, config)
-            return None
-        return config
-    name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
-    return dispatch.triton_config(family, M, N, K) if name == "triton" else None
+        _warm_graph_path(x, weight, bias, out_dtype, config)
+        return None
+    return config
 
 
 def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, name: str) -> None:
@@ -136,7 +147,16 @@ def _linear_out_fake(x, weight, bias, out, backend):
 
 
 def _check(x, weight, bias, out) -> tuple[int, int, int]:
-    """Metadata checks; returns (M, N, K)."""
+    """Metadata checks; returns (M, N, K). The common valid call (no ``out``) is recognized with a
+    few attribute reads (eager calls are host-bound); anything else gets the itemized checks."""
+    if out is None and isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor):
+        xs, ws = x.shape, weight.shape
+        if (len(ws) == 2 and len(xs) >= 1 and ws[1] == xs[-1] and x.dtype in INPUT_DTYPES
+                and weight.dtype == x.dtype and weight.device == x.device
+                and (ws[1] <= 1 or (x.stride(-1) == 1 and weight.stride(-1) == 1))
+                and (bias is None or (isinstance(bias, torch.Tensor) and bias.shape == ws[:1] and bias.dtype == x.dtype
+                                      and bias.device == x.device and bias.is_contiguous()))):
+            return (xs[0] if len(xs) == 2 else math.prod(xs[:-1])), ws[0], ws[1]
     check_tensor("x", x, dtypes=INPUT_DTYPES, last_dim_contiguous=True)
     if x.dim() == 0:
         raise ValueError("x: expected shape [..., K] with at least one dimension, got a 0-d tensor")
@@ -159,8 +179,14 @@ def _check(x, weight, bias, out) -> tuple[int, int, int]:
     return M, N, K
 
 
+def _plain(t: torch.Tensor | None) -> torch.Tensor | None:
+    return t.detach() if t is not None and t.requires_grad else t
+
+
 def _needs_autograd(*tensors: torch.Tensor | None) -> bool:
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+    if not torch.is_grad_enabled():
+        return False
+    return any(t is not None and t.requires_grad for t in tensors)
 
 
 def linear(
@@ -204,26 +230,24 @@ def linear(
         return out.copy_(y.reshape(M, N))
     if M == 0:
         return out if out is not None else x.new_empty((*x.shape[:-1], N))
-    # Detached views (no copies) for parameters that carry requires_grad under no_grad.
-    if weight.requires_grad:
-        weight = weight.detach()
-    if bias is not None and bias.requires_grad:
-        bias = bias.detach()
-    x2d = x.detach() if x.requires_grad else x
-    if x2d.dim() != 2:
-        x2d = x2d.reshape(M, K)
-    if torch.compiler.is_compiling():
+    x2d = x if x.dim() == 2 else x.reshape(M, K)
+    compiling = torch.compiler.is_compiling()
+    config = None if compiling else _config(x2d, weight, bias, x.dtype if out is None else out.dtype, name)
+    if config is None and not compiling:
+        # cuBLAS; grad is off here, so parameters that require grad are used as they are
+        if out is None:  # the same call as _cublas_linear (addmm / mm), allocating its result
+            y = F.linear(x2d, weight, bias)
+            return y if x2d is x else y.view(*x.shape[:-1], N)
+        _cublas_linear(x2d, weight, bias, out)
+        return out
+    # Detached views (no copies) of tensors that carry requires_grad under no_grad, for the custom
+    # ops and the Triton launcher.
+    x2d, weight, bias = _plain(x2d), _plain(weight), _plain(bias)
+    if compiling:
         if out is not None:
             torch.ops.kimiops.linear_out(x2d, weight, bias, out, backend)
             return out
         return torch.ops.kimiops.linear(x2d, weight, bias, backend).view(*x.shape[:-1], N)
-    config = _config(x2d, weight, bias, x.dtype if out is None else out.dtype, name)
-    if config is None:
-        if out is None:
-            # the same cuBLAS call as _cublas_linear (addmm / mm), without a separate allocation
-            return F.linear(x2d, weight, bias).view(*x.shape[:-1], N)
-        _cublas_linear(x2d, weight, bias, out)
-        return out
     y = out if out is not None else torch.empty((M, N), dtype=x.dtype, device=x.device)
     skinny_linear(x2d, weight, bias, y, config)
     return out if out is not None else y.view(*x.shape[:-1], N)

@@ -155,6 +155,7 @@ def test_auto_without_table_uses_cublas(monkeypatch):
     def no_launch(*args, **kwargs):
         raise AssertionError("auto ran the Triton kernel without a table entry")
 
+    monkeypatch.setattr(lin, "_DECISIONS", {})  # decisions are memoized per (device, backend, M, N, K)
     monkeypatch.setattr(lin, "device_family", lambda device: "sm12x")
     monkeypatch.setattr(lin, "skinny_linear", no_launch)
     x, w, b = make(2, 64, 128, "cpu")
@@ -172,6 +173,7 @@ def test_backend_selection_errors(monkeypatch):
         linear(x, w)
     monkeypatch.setenv(lin.ENV_VAR, "cublas")
     assert torch.equal(linear(x, w), linear(x, w, backend="cublas"))
+    monkeypatch.setattr(lin, "_DECISIONS", {})
     monkeypatch.setattr(lin, "device_family", lambda device: "sm7x")
     with pytest.raises(RuntimeError, match="sm7x"):
         linear(x, w, backend="triton")
@@ -457,6 +459,7 @@ def test_gpu_graphs_captured_back_to_back_replay_in_any_order():
 def test_auto_uses_table_only_under_graph_capture(monkeypatch):
     """The table is measured under CUDA graphs; eager auto calls keep cuBLAS."""
     calls = []
+    monkeypatch.setattr(lin, "_DECISIONS", {})  # decisions are memoized per (device, backend, M, N, K)
     monkeypatch.setattr(lin.dispatch, "auto_config", lambda *a: "CONFIG")
     monkeypatch.setattr(lin, "skinny_linear", lambda *a: calls.append(a[-1]))
     x, w, b = make(2, 64, 128, "cpu")
