@@ -27,7 +27,7 @@ slots ``cu[n] // C + n + c`` for its chunks ``c``; these never collide and stay 
 No host synchronization, no metadata tensors.
 
 Numerics (overflow-safe for unbounded gates: every exponential evaluated has an argument <= 0):
-the chunk is split into NS = 4 sub-chunks of BC = 16 rows.
+the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the default chunk of 32).
 
 * Off-diagonal sub-blocks (row block I > column block J) factor as
   ``e^{G_i - G_j} = e^{G_i - G_rI} * e^{G_rI - G_eJ} * e^{G_eJ - G_j}`` with ``rI`` the first row
@@ -57,6 +57,8 @@ the chunk is split into NS = 4 sub-chunks of BC = 16 rows.
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
+* Chunks of 32 (the default since the fourth session), 2 warps, registers capped at 168: 0.695 ms.
+  Everything below was measured with chunks of 64.
 * This kernel (BK=16, 4 warps, loops software-pipelined 2 deep): 1.213 ms (1.241 with unpipelined
   loops), i.e. ~75 us per (chunk, head) program at 2 CTAs per SM; 1.102 ms with registers capped at
   168 (3 CTAs per SM, a few spills), the default since; FLA's whole intra part is ~0.6 ms.
@@ -86,18 +88,15 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u;
 # loop_stages: software-pipelining depth of the K/V loops; maxnreg: register cap per thread.
-# Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g,
-# 2026-11-29): BK16/BVI32/4 warps 1.243 ms (the sweep winner), with loop_stages 2 1.213 ms
-# (prefill_ablate_intra_parts.log); BK16/BVI64/8 warps and BK32/BVI64/8 warps slower; 2 warps 1.743,
-# BK32/4 warps 1.416 (prefill_ablate_fused_state_tiling.log), logs under
-# benchmarks/results/logs_h200_20261129b/. Capping registers at 168 (3 CTAs per SM instead of 2,
-# 22 spilled registers): 1.102 ms; at 128 (4 CTAs, 82 spills) 1.217; 168 with loop_stages 1 / 3 or
-# BVI 16 / 64: 1.11-1.20 (logs_h200_20261129c/prefill_ablate_maxnreg*.log).
+# Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g).
+# Chunks of 32 (fourth session, logs_h200_20261129d/prefill_ablate_chunk32_round*.log): 2 warps
+# capped at 168 registers 0.695 ms; 2 warps uncapped 0.815-0.821, capped at 128 0.707, loop stages
+# 1 / 3 1.033 / 0.764; 4 warps capped at 168 1.041, uncapped 1.354, capped at 128 0.994; BK32 with
+# 4 / 2 / 8 warps 1.211 / 1.107 / 1.917; 1 warp 1.105 (BK16) and 1.193 (BK32).
+# Chunks of 64 (earlier sessions, logs under benchmarks/results/logs_h200_20261129b/ and _c/):
+# BK16/BVI32/4 warps 1.243 ms, loop_stages 2 1.213, capped at 168 registers (3 CTAs per SM) 1.102,
+# at 128 1.217; 2 warps 1.743; BK32/4 warps 1.416; 8 warps slower.
 INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168}
-# With C = 32 (since 2026-11-29, fourth session; B1 T8192, logs_h200_20261129d/prefill_ablate_chunk32_round*.log):
-# 2 warps capped at 168 registers 0.695 ms; 2 warps uncapped 0.815-0.821, capped at 128 0.707, loop
-# stages 1 / 3 1.033 / 0.764; 4 warps capped at 168 1.041, uncapped 1.354, capped at 128 0.994;
-# BK32 with 4 / 2 / 8 warps 1.211 / 1.107 / 1.917; 1 warp 1.105 (BK16) and 1.193 (BK32).
 INTRA_CANDIDATES = [
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
