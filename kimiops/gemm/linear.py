@@ -69,14 +69,17 @@ def _cublas_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
 _WARMED: set = set()
 
 
-def _warm_graph_path(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, config) -> None:
+def _warm_graph_path(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, config, where: tuple
+) -> None:
     """Compile and load, eagerly, the kernel that a CUDA-graph capture of this call will launch.
 
     Eager ``auto`` calls return cuBLAS's result, so a serving engine's eager warm-up would never
     build the Triton kernel, and building it inside a capture is not allowed. The first eager call
     of each specialization therefore also runs the kernel once into scratch (discarded).
+    ``where``: the decision's key (device, backend, M, N, K), which fixes ``config``.
     """
-    key = (x.device, x.dtype, out_dtype, bias is None, x.shape[0], tuple(weight.shape), config)
+    key = (where, x.dtype, out_dtype, bias is None)
     if key not in _WARMED:
         skinny_linear(_plain(x), _plain(weight), _plain(bias), torch.empty((x.shape[0], weight.shape[0]), dtype=out_dtype, device=x.device), config)
         _WARMED.add(key)
@@ -108,7 +111,7 @@ def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, ou
         # capture these microsecond kernels are bound by host launch time, and cuBLAS launches
         # faster than a Triton kernel (H200, 2026-11-29: the table's picks ran at 0.96x cuBLAS
         # eagerly, benchmarks/results/linear_sm90.json), so eager calls keep cuBLAS.
-        _warm_graph_path(x, weight, bias, out_dtype, config)
+        _warm_graph_path(x, weight, bias, out_dtype, config, key)
         return None
     return config
 
