@@ -86,12 +86,15 @@ def _warm_graph_path(
 
 
 _DECISIONS: dict = {}
+# Decisions are memoized for M up to this (decode and small prefill batches, where host time
+# matters); larger M are decided per call so the memo cannot grow with every prompt length.
+_MEMO_MAX_M = 512
 
 
 def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, name: str):
     """The Triton config to run ``x[M, K] @ weight^T`` with, or ``None`` for cuBLAS; ``name`` is a
     backend name checked by :func:`_requested`. The table / backend decision is memoized per
-    (device, name, M, N, K); only the capture state is read on every call."""
+    (device, name, M, N, K) for M <= ``_MEMO_MAX_M``; the capture state is read on every call."""
     device = x.device
     M, K = x.shape
     N = weight.shape[0]
@@ -104,7 +107,8 @@ def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, ou
         else:
             name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
             decision = (dispatch.triton_config(family, M, N, K) if name == "triton" else None, False)
-        _DECISIONS[key] = decision
+        if M <= _MEMO_MAX_M:
+            _DECISIONS[key] = decision
     config, auto = decision
     if auto and config is not None and not capturing(device):
         # The table is measured under CUDA-graph replay, where launch costs vanish. Outside a

@@ -204,6 +204,11 @@ def _bad_calls():
         ("out strides", dict(x=x, weight=w, out=torch.empty(32, 4, dtype=torch.float16).t()), ValueError, "out: expected a contiguous"),
         ("x not tensor", dict(x=[1.0], weight=w), TypeError, "x: expected a torch.Tensor"),
         ("x 0-d", dict(x=x[0, 0], weight=w), ValueError, "x: expected shape \\[..., K\\]"),
+        ("bias strides", dict(x=x, weight=w, bias=torch.randn(32, 2, dtype=torch.float16)[:, 0]), ValueError,
+         "bias: expected a contiguous"),
+        ("bias not tensor", dict(x=x, weight=w, bias=[0.0] * 32), TypeError, "bias: expected a torch.Tensor"),
+        ("weight not tensor", dict(x=x, weight=w.tolist()), TypeError, "weight: expected a torch.Tensor"),
+        ("weight 3-d", dict(x=x, weight=w[None]), ValueError, "weight: expected 2"),
     ]
 
 
@@ -495,3 +500,14 @@ def test_gpu_auto_in_graph_runs_table_kernel_and_eager_runs_cublas():
     ref = torch.empty_like(out)
     lin.skinny_linear(x, w, b, ref, cfg)
     assert torch.equal(out, ref)
+
+
+def test_backend_decisions_memoized_for_small_m_only(monkeypatch):
+    """Eager calls memoize the backend decision per (device, backend, M, N, K) for decode-sized M;
+    larger M (prompt lengths) are decided per call so the memo stays bounded."""
+    monkeypatch.setattr(lin, "_DECISIONS", {})
+    w = torch.randn(32, 64, dtype=torch.float16)
+    for M in (1, 2, lin._MEMO_MAX_M, lin._MEMO_MAX_M + 1, 4 * lin._MEMO_MAX_M):
+        x = torch.randn(M, 64, dtype=torch.float16)
+        assert torch.equal(linear(x, w), linear(x, w, backend="cublas"))
+    assert sorted(key[2] for key in lin._DECISIONS) == [1, 1, 2, 2, lin._MEMO_MAX_M, lin._MEMO_MAX_M]
