@@ -157,7 +157,8 @@ def test_huge_softplus_gates_finite_and_exact(device):
 
 
 def test_varlen_lengths_both_layouts_gva(device):
-    lens = [0, 1, 63, 64, 65, 0, 17]
+    # the issue's lengths (0, 1, 63, 64, 65) and the edges of the kernels' chunk of 32 (31, 32, 33)
+    lens = [0, 1, 63, 64, 65, 0, 17, 31, 32, 33]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
     T = int(cu[-1])
     N, HV, K, V = len(lens), 4, 32, 32
