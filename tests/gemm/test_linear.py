@@ -180,6 +180,7 @@ def test_backend_selection_errors(monkeypatch):
 
 
 def test_triton_on_cpu_needs_interpreter(monkeypatch):
+    monkeypatch.setattr(lin, "_DECISIONS", {})  # a decision made with the interpreter on is memoized
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     x, w, _ = make(2, 64, 128, "cpu")
     with pytest.raises(RuntimeError, match="TRITON_INTERPRET"):
