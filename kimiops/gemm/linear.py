@@ -123,10 +123,10 @@ def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, ou
 def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, name: str) -> None:
     """``out[M, N] = x[M, K] @ weight^T (+ bias)`` with checked 2-D inputs, M > 0."""
     config = _config(x, weight, bias, out.dtype, name)
-    if config is None:
+    if config is None:  # grad is off on this path: parameters that require grad are used as they are
         _cublas_linear(x, weight, bias, out)
-    else:
-        skinny_linear(x, weight, bias, out, config)
+    else:  # detached views (no copies) for the Triton launcher
+        skinny_linear(_plain(x), _plain(weight), _plain(bias), out, config)
 
 
 @torch.library.custom_op("kimiops::linear", mutates_args=())
@@ -191,9 +191,7 @@ def _plain(t: torch.Tensor | None) -> torch.Tensor | None:
 
 
 def _needs_autograd(*tensors: torch.Tensor | None) -> bool:
-    if not torch.is_grad_enabled():
-        return False
-    return any(t is not None and t.requires_grad for t in tensors)
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 def linear(
@@ -221,7 +219,8 @@ def linear(
     With grad enabled and any input requiring grad, runs the autograd-aware
     ``torch.nn.functional.linear`` (the backend is then only checked by name; a given ``out``
     is filled from that result). Under ``no_grad``/``inference_mode`` parameters that require
-    grad are used through detached views, without copies. M = 0 launches nothing.
+    grad are never copied (cuBLAS takes them as they are, the Triton kernel and the custom ops
+    detached views). M = 0 launches nothing.
 
     Raises:
         TypeError / ValueError: naming the argument, for bad types, dtypes, shapes, strides,
@@ -238,23 +237,19 @@ def linear(
     if M == 0:
         return out if out is not None else x.new_empty((*x.shape[:-1], N))
     x2d = x if x.dim() == 2 else x.reshape(M, K)
-    compiling = torch.compiler.is_compiling()
-    config = None if compiling else _config(x2d, weight, bias, x.dtype if out is None else out.dtype, name)
-    if config is None and not compiling:
-        # cuBLAS; grad is off here, so parameters that require grad are used as they are
-        if out is None:  # the same call as _cublas_linear (addmm / mm), allocating its result
-            y = F.linear(x2d, weight, bias)
-            return y if x2d is x else y.view(*x.shape[:-1], N)
-        _cublas_linear(x2d, weight, bias, out)
-        return out
-    # Detached views (no copies) of tensors that carry requires_grad under no_grad, for the custom
-    # ops and the Triton launcher.
-    x2d, weight, bias = _plain(x2d), _plain(weight), _plain(bias)
-    if compiling:
+    if torch.compiler.is_compiling():
+        x2d, weight, bias = _plain(x2d), _plain(weight), _plain(bias)  # the custom ops take plain tensors
         if out is not None:
             torch.ops.kimiops.linear_out(x2d, weight, bias, out, backend)
             return out
         return torch.ops.kimiops.linear(x2d, weight, bias, backend).view(*x.shape[:-1], N)
-    y = out if out is not None else torch.empty((M, N), dtype=x.dtype, device=x.device)
-    skinny_linear(x2d, weight, bias, y, config)
-    return out if out is not None else y.view(*x.shape[:-1], N)
+    if out is not None:
+        _run(x2d, weight, bias, out, name)
+        return out
+    config = _config(x2d, weight, bias, x.dtype, name)
+    if config is None:  # the same cuBLAS call as _cublas_linear (addmm / mm), allocating its result
+        y = F.linear(x2d, weight, bias)
+    else:
+        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+        skinny_linear(_plain(x2d), _plain(weight), _plain(bias), y, config)
+    return y if x2d is x else y.view(*x.shape[:-1], N)
