@@ -3,11 +3,13 @@
 Back-to-back calls without synchronization in between (one sync per 1000 calls), so at decode
 sizes the figure is the host time per call (Python wrapper + launch) as a decode loop pays it;
 ``kimiops.bench.timing.host_us`` times one synchronized call instead. Median of 5 runs of 1000
-calls. Usage: ``PYTHONPATH=$PWD python3 benchmarks/eager_linear_overhead.py``.
+calls. Usage: ``PYTHONPATH=$PWD python3 benchmarks/eager_linear_overhead.py [--device cpu --shapes 64x64]``
+(on CPU the figure is the wrapper's host time plus torch's CPU GEMM, so use a tiny shape).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
@@ -19,30 +21,36 @@ SHAPES = [(1024, 2048), (2048, 4096), (6144, 6144)]  # (N, K)
 MS = (1, 32)
 
 
-def per_call_us(fn, calls: int = 1000, runs: int = 5) -> float:
+def per_call_us(fn, sync, calls: int = 1000, runs: int = 5) -> float:
     for _ in range(200):
         fn()
-    torch.cuda.synchronize()
+    sync()
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
-        torch.cuda.synchronize()
+        sync()
         times.append((time.perf_counter() - t0) / calls * 1e6)
     return sorted(times)[runs // 2]
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--shapes", default=",".join(f"{n}x{k}" for n, k in SHAPES), help="NxK,...")
+    args = ap.parse_args()
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
     torch.manual_seed(0)
-    for N, K in SHAPES:
+    for shape in args.shapes.split(","):
+        N, K = map(int, shape.split("x"))
         for M in MS:
-            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-            w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+            x = torch.randn(M, K, device=args.device, dtype=torch.bfloat16)
+            w = torch.randn(N, K, device=args.device, dtype=torch.bfloat16)
             res = {
-                "F.linear": per_call_us(lambda: F.linear(x, w)),
-                "kimiops auto": per_call_us(lambda: kimiops.linear(x, w)),
-                "kimiops cublas": per_call_us(lambda: kimiops.linear(x, w, backend="cublas")),
+                "F.linear": per_call_us(lambda: F.linear(x, w), sync),
+                "kimiops auto": per_call_us(lambda: kimiops.linear(x, w), sync),
+                "kimiops cublas": per_call_us(lambda: kimiops.linear(x, w, backend="cublas"), sync),
             }
             print(f"{N}x{K} M{M}: " + ", ".join(f"{k} {v:.2f} us" for k, v in res.items()), flush=True)
 
