@@ -217,7 +217,7 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("default", {}),
     ("no register cap", {"maxnreg": 0}),
     ("maxnreg 128", {"maxnreg": 128}),
-    ("loop stages 3", {"loop_stages": 3}),
+    ("loop stages 2", {"loop_stages": 2}),
     ("4 warps", {"num_warps": 4}),
     ("no off-diag", {"ablate": 1}),
     ("no diag", {"ablate": 2}),
@@ -228,25 +228,34 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("loads+stores", {"ablate": 31}),
 ]
 ABLATE_STATE = [
-    ("BV32 4w 3st", {"BV": 32, "num_warps": 4, "num_stages": 3}),
-    ("BV32 2w 2st", {"BV": 32, "num_warps": 2, "num_stages": 2}),
-    ("BV16 2w 3st", {"BV": 16, "num_warps": 2, "num_stages": 3}),
-    ("BV32 4w 4st", {"BV": 32, "num_warps": 4, "num_stages": 4}),
-    ("BV64 4w 3st", {"BV": 64, "num_warps": 4, "num_stages": 3}),
-    ("BV64 8w 2st", {"BV": 64, "num_warps": 8, "num_stages": 2}),
+    ("BV32 4w 3st chains", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True}),
+    ("BV32 4w 3st", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": False}),
+    ("BV32 2w 2st", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": False}),
+    ("BV32 2w 2st chains", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": True}),
+    ("BV16 2w 3st chains", {"BV": 16, "num_warps": 2, "num_stages": 3, "split_chains": True}),
+    ("BV16 4w 3st chains", {"BV": 16, "num_warps": 4, "num_stages": 3, "split_chains": True}),
+    ("BV32 8w 3st chains", {"BV": 32, "num_warps": 8, "num_stages": 3, "split_chains": True}),
+    ("BV64 4w 2st chains", {"BV": 64, "num_warps": 4, "num_stages": 2, "split_chains": True}),
+    ("BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2, "split_chains": False}),
 ]
 
 
-def ablate(rep, which="all"):
-    """Per-stage CUDA-graph medians (precomputed g) of intra configs on B1 T8192 (B8 T1024 measured
-    the same within 2%) and of state configs on B1 T8192, B4 T4096 and B8 T1024, with the compiled
-    kernels' registers and spills."""
-    for name, B, T in [("B1_T8192", 1, 8192), ("B4_T4096", 4, 4096), ("B8_T1024", 8, 1024)]:
-        c = make_case(B, T, "g")
+def ablate(rep, which="all", modes=("g",)):
+    """Per-stage CUDA-graph medians of intra configs on B1 T8192 (B8 T1024 measured the same within
+    2%; once per gate mode of ``modes``) and of state configs on B1 T8192, B4 T4096 and B8 T1024
+    (precomputed g: the state stage does not see the gate), with the compiled kernels' registers
+    and spills."""
+    runs = [("B1_T8192", 1, 8192, m, ("intra",) + (("state",) if m == "g" else ())) for m in modes]
+    if "g" not in modes:
+        runs.append(("B1_T8192", 1, 8192, "g", ("state",)))
+    runs += [("B4_T4096", 4, 4096, "g", ("state",)), ("B8_T1024", 8, 1024, "g", ("state",))]
+    for name, B, T, mode, stage_names in runs:
+        c = make_case(B, T, mode)
         ht = torch.empty(B, HV, K, V, device="cuda")
         out = torch.empty_like(c["v"])
-        stages = (("intra", ABLATE_INTRA, INTRA_CONFIG),) if name == "B1_T8192" else ()
-        stages += (("state", ABLATE_STATE, STATE_CONFIG),)
+        stages = [st for st in (("intra", ABLATE_INTRA, INTRA_CONFIG), ("state", ABLATE_STATE, STATE_CONFIG))
+                  if st[0] in stage_names]
+        name = f"{name}_{mode}"
         for stage, table, base in (st for st in stages if which in ("all", st[0])):
             ours_fn(c, ht, out)()  # valid scratch for the state stage
             for label, over in table:
@@ -294,7 +303,7 @@ def main():
     if not gate["ok"]:
         return 2
     if args.ablate:
-        ablate(args.rep, args.ablate)
+        ablate(args.rep, args.ablate, args.modes.split(","))
         return 0
 
     intra, state = dict(INTRA_CONFIG), {}  # state: the launcher's choice by N * HV unless overridden

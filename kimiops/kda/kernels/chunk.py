@@ -197,6 +197,6 @@ def _launch_state(p):
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], PREC=NUMERICS_CONFIG["state_prec"],
-        SPLIT_F16=bool(sc.get("split_f16", True)),
+        SPLIT_F16=bool(sc.get("split_f16", True)), SPLIT_CHAINS=bool(sc.get("split_chains", False)),
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -57,8 +57,8 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the defau
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
-* Chunks of 32 (the default since the fourth session), 2 warps, registers capped at 168: 0.695 ms.
-  Everything below was measured with chunks of 64.
+* Chunks of 32 (the default since the fourth session), 2 warps, registers capped at 168, loops
+  pipelined 3 deep: 0.656 ms (fifth session). Everything below was measured with chunks of 64.
 * This kernel (BK=16, 4 warps, loops software-pipelined 2 deep): 1.213 ms (1.241 with unpipelined
   loops), i.e. ~75 us per (chunk, head) program at 2 CTAs per SM; 1.102 ms with registers capped at
   168 (3 CTAs per SM, a few spills), the default since; FLA's whole intra part is ~0.6 ms.
@@ -89,6 +89,9 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u;
 # loop_stages: software-pipelining depth of the K/V loops; maxnreg: register cap per thread.
 # Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g).
+# Fifth session (logs_h200_20261130/prefill_ablate_round2.log; two runs agree within 0.001 ms): loop
+# stages 3 0.656 ms vs 2 0.692 (precomputed g), 0.831 vs 0.839 with the softplus gate in the kernel
+# (the fourth session's single run had loop stages 3 at 0.764).
 # Chunks of 32 (fourth session, logs_h200_20261129d/prefill_ablate_chunk32_round*.log): 2 warps
 # capped at 168 registers 0.695 ms; 2 warps uncapped 0.815-0.821, capped at 128 0.707, loop stages
 # 1 / 3 1.033 / 0.764; 4 warps capped at 168 1.041, uncapped 1.354, capped at 128 0.994; BK32 with
@@ -96,8 +99,9 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # Chunks of 64 (earlier sessions, logs under benchmarks/results/logs_h200_20261129b/ and _c/):
 # BK16/BVI32/4 warps 1.243 ms, loop_stages 2 1.213, capped at 168 registers (3 CTAs per SM) 1.102,
 # at 128 1.217; 2 warps 1.743; BK32/4 warps 1.416; 8 warps slower.
-INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168}
+INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168}
 INTRA_CANDIDATES = [
+    {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},

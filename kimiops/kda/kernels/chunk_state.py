@@ -27,8 +27,10 @@ Numerics: exponentials were all taken by the intra stage (arguments <= 0). Defau
 is 2^14 and split into fp16 ``hi + lo`` halves (~22-bit significand, no fp16 range issue), so
 every product is an fp16 tensor-core dot with exact products and fp32 accumulation, the fp16
 scratch operands (w, qg, kg, A_qk) feed the tensor cores straight from shared memory, and S is
-represented more precisely than tf32 would (11 bits). The two max reductions per chunk sit on the
-sequential path. Alternative (``split_f16=False``): fp32 operands with ``PREC`` (tf32). S and all
+represented more precisely than tf32 would (11 bits). The state update (``w S``, ``kg^T v'``)
+uses both halves; the output (``qg S``, ``A_qk v'``) only the hi halves, which matches the 11-bit
+precision of its fp16 scratch operands. The two max reductions per chunk sit on the sequential
+path. Alternative (``split_f16=False``): fp32 operands with ``PREC`` (tf32). S and all
 accumulators are fp32.
 """
 
@@ -40,17 +42,21 @@ import triton.language as tl
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps the candidates and prints
 # the winner. Few (sequence, head) pairs: narrow V tiles are what fill the 132 SMs. Many pairs
 # (>= WIDE_MIN_PAIRS): the grid fills the SMs anyway, and 2 warps per tile let more tiles run per SM.
-# H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (fourth session,
-# logs_h200_20261129d/prefill_ablate_chunk32_round*.log):
-#   B1 T8192 (32 pairs): BV32/4w/3 stages 0.579-0.582 ms, BV16/2w 0.579-0.582, BV32/2w/2 stages 0.764
-#   B4 T4096 (128 pairs): BV32/2w/2 stages 0.562 vs 0.857 (BV32/4w/3) and 0.720-0.744 (BV64/4w)
-#   B8 T1024 (256 pairs): BV32/2w/2 stages 0.296 vs 0.387-0.390 (BV64/4w) and 0.449-0.451 (BV32/4w/3)
+# split_chains: hi and lo products in separate accumulators (see ``_chunk_step``); it pays where one
+# tile's chunk loop is latency-bound (few pairs), not where many tiles share an SM.
+# H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32, the output from the
+# hi halves only (fifth session, logs_h200_20261130/prefill_ablate_round2.log):
+#   B1 T8192 (32 pairs): BV32/4w/3 stages split chains 0.525 ms, one chain 0.547, BV16/2-4w 0.576,
+#     BV32/2w/2 stages 0.676 (before this session's changes: 0.580, prefill_state_split_chains_ab.log)
+#   B4 T4096 (128 pairs): BV32/2w/2 stages one chain 0.509 vs 0.524 split; BV64/4w 0.713, BV32/4w/3 0.773
+#   B8 T1024 (256 pairs): BV32/2w/2 stages one chain 0.275 vs 0.278 split; BV64/4w 0.363, BV32/4w/3 0.401
 # (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
 # B8 T1024; logs_h200_20261129b/.)
-STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True}
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True}
 STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True},
     {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
     {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True},
     {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True},
@@ -79,7 +85,7 @@ def _split_f16(x):
 @triton.jit
 def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s, slot, t0, eos,
                 HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr,
-                SPLIT_F16: tl.constexpr):
+                SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr):
     """One chunk: returns the new state, stores the chunk's output rows."""
     hv64 = hv.to(tl.int64)
     slot = slot.to(tl.int64)
@@ -96,17 +102,26 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
     if SPLIT_F16:
         # fp16 operands, the fp32 right-hand sides split into hi + lo halves after scaling their
         # max to 2^14 (22-bit significand, no fp16 range issue); products exact, fp32 accumulate
+        # The output takes the hi halves only: 11 significant bits, the precision of its other
+        # operands (qg, A_qk are stored in fp16).
         s_hi, s_lo, inv_s = _split_f16(b_s)
         w16 = b_w.to(tl.float16)
         q16 = b_qg.to(tl.float16)
-        b_ws = tl.dot(w16, s_hi, tl.dot(w16, s_lo))
-        b_qs = tl.dot(q16, s_hi, tl.dot(q16, s_lo))
+        if SPLIT_CHAINS:  # hi and lo products in separate accumulators: two short MMA chains
+            b_ws = tl.dot(w16, s_hi) + tl.dot(w16, s_lo)
+        else:  # one accumulator: fewer registers and instructions
+            b_ws = tl.dot(w16, s_hi, tl.dot(w16, s_lo))
+        b_qs = tl.dot(q16, s_hi)
         b_vn = b_u - b_ws * inv_s
         v_hi, v_lo, inv_v = _split_f16(b_vn)
         a16 = b_a.to(tl.float16)
         k16t = tl.trans(b_kg.to(tl.float16))
-        b_o = b_qs * inv_s + tl.dot(a16, v_hi, tl.dot(a16, v_lo)) * inv_v
-        b_s = b_s * b_gc[:, None] + tl.dot(k16t, v_hi, tl.dot(k16t, v_lo)) * inv_v
+        b_o = b_qs * inv_s + tl.dot(a16, v_hi) * inv_v
+        if SPLIT_CHAINS:
+            b_kv = tl.dot(k16t, v_hi) + tl.dot(k16t, v_lo)
+        else:
+            b_kv = tl.dot(k16t, v_hi, tl.dot(k16t, v_lo))
+        b_s = b_s * b_gc[:, None] + b_kv * inv_v
     else:
         b_w = b_w.to(tl.float32)
         b_qg = b_qg.to(tl.float32)
@@ -139,7 +154,7 @@ def chunk_state_kernel(
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, PREC: tl.constexpr,
-    SPLIT_F16: tl.constexpr,
+    SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
     states fp32."""
@@ -171,7 +186,7 @@ def chunk_state_kernel(
     nch = tl.cdiv(eos - bos, C)
     for c in range(0, nch):
         b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16)
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16, SPLIT_CHAINS)
 
     if HAS_HT:
         i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
