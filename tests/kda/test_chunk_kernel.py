@@ -181,6 +181,21 @@ def test_varlen_lengths_both_layouts_gva(device):
                 assert torch.equal(ht[n], h0[n])
 
 
+@pytest.mark.parametrize("lens", [[3, 9, 9, 0, 40, 1, 9], [5], [0, 0, 2], list(range(37, 0, -3)) + [7] * 5])
+def test_longest_first_order(device, lens):
+    """The state stage's dispatch order: sequence indices by decreasing length, ties by index."""
+    import triton
+
+    from kimiops.kda.kernels.chunk_state import longest_first_kernel
+
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int64, device=device)
+    order = torch.full((len(lens),), -7, dtype=torch.int32, device=device)
+    block = triton.next_power_of_2(len(lens))
+    longest_first_kernel[(1,)](cu, order, len(lens), BLOCK=block, LOG_BLOCK=block.bit_length() - 1)
+    expected = sorted(range(len(lens)), key=lambda n: (-lens[n], n))
+    assert order.cpu().tolist() == expected
+
+
 def test_pool_in_place_with_padding_and_poison(device):
     lens = [65, 0, 30, 64]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int64, device=device)

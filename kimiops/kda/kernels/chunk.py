@@ -5,8 +5,10 @@ Stages (one launch each, both on the current stream):
 1. ``chunk_intra_kernel`` (``chunk_intra.py``), grid ``(NC, HV)``: per chunk slot and value head,
    gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w + u, all on chip;
    writes w, u, qg, kg, A_qk, gC to scratch (``workspace.py``).
-2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(N, HV, V // BV)``: walks the chunks of
-   each sequence with the state in registers, writes o and the final state.
+2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(N * HV * V // BV,)``: walks the chunks of
+   each sequence with the state in registers, writes o and the final state. Varlen batches of up
+   to ``ORDER_MAX_SEQS`` sequences first sort the lengths (``longest_first_kernel``, one program)
+   so the longest sequences are dispatched first.
 
 Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
 owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
@@ -33,7 +35,7 @@ from kimiops.kda.kernels.chunk_intra import (
     INTRA_CONFIG,
     chunk_intra_kernel,
 )
-from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, state_config_for
+from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, longest_first_kernel, state_config_for
 from kimiops.kda.workspace import get_buffer
 
 __all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG"]
@@ -46,6 +48,9 @@ __all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "ST
 # sequential steps), 0.313 -> 0.296 ms at B8 T1024. Whole-pipeline figures: docs/prefill.md.
 CHUNK_SIZE = 32
 SUB_CHUNK = 16
+# varlen batches of up to this many sequences run the state stage longest sequence first (one
+# extra single-program launch sorts the lengths on the device); larger batches keep index order
+ORDER_MAX_SEQS = 1024
 
 # Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):
 # inter_dtype: storage of w, qg, kg, A_qk (operands of tf32 dots: fp16 storage loses nothing
@@ -181,7 +186,8 @@ def _launch_intra(p):
 
 
 def _launch_state(p):
-    """Stage 2 (``chunk_state_kernel``), grid ``(N, HV, cdiv(V, BV))``; returns the compiled kernel."""
+    """Stage 2 (``chunk_state_kernel``), grid ``(N * HV * cdiv(V, BV),)``, after ``longest_first_kernel``
+    for varlen batches; returns the compiled state kernel."""
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
     bufs, strides = _scratch(p)
@@ -190,13 +196,20 @@ def _launch_state(p):
     def opt(x):
         return x if x is not None else dummy
 
-    return chunk_state_kernel[(p["N"], p["HV"], triton.cdiv(p["V"], BV))](
+    order = None
+    if p["is_varlen"] and 1 < p["N"] <= ORDER_MAX_SEQS and sc.get("longest_first", True):
+        order = get_buffer("kda_order", p["q"].device, torch.int32, 1, (), p["N"])
+        block = triton.next_power_of_2(p["N"])
+        longest_first_kernel[(1,)](p["cu"], order, p["N"], BLOCK=block, LOG_BLOCK=block.bit_length() - 1,
+                                   num_warps=4)
+    return chunk_state_kernel[(p["N"] * p["HV"] * triton.cdiv(p["V"], BV),)](
         *bufs, p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
-        *strides, p["T"], p["NT"],
+        opt(order), *strides, p["T"], p["NT"],
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
-        IS_VARLEN=p["is_varlen"], PREC=NUMERICS_CONFIG["state_prec"],
+        IS_VARLEN=p["is_varlen"], ORDERED=order is not None, PREC=NUMERICS_CONFIG["state_prec"],
+        V_TILES_ADJACENT=bool(sc.get("v_tiles_adjacent", False)),
         SPLIT_F16=bool(sc.get("split_f16", True)), SPLIT_CHAINS=bool(sc.get("split_chains", False)),
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -19,8 +19,14 @@ state tile before its first chunk and writes the same tile after its last, so ``
 ``h0`` (a pool updated in place) as long as sequences own distinct slots. Layouts ``[.., K, V]``
 or, with ``STATE_V_FIRST``, ``[.., V, K]``.
 
-Grid: ``(N, HV, V // BV)``; the loop over chunks has a runtime trip count ``cdiv(len_n, C)``
-read from ``cu_seqlens`` on the device (zero-length sequences copy h0 to ht).
+Grid: ``(N * HV * V // BV,)``, sequence slowest, so whole sequences are dispatched one after the
+other; inside a sequence either the V tiles of one head are neighbours (``v_tiles_adjacent``: they
+read the same chunk tiles, which then come from L2; many pairs) or the heads are (few pairs, where
+every tile is resident at once anyway). Varlen batches are dispatched longest sequence first
+(``longest_first_kernel`` sorts the lengths on the device into scratch): the longest sequence is
+the critical path of this stage, and starting it last (as plain index order may) leaves the GPU
+waiting on it alone. The loop over chunks has a runtime trip count ``cdiv(len_n, C)`` read from
+``cu_seqlens`` on the device (zero-length sequences copy h0 to ht).
 
 Numerics: exponentials were all taken by the intra stage (arguments <= 0). Default
 (``split_f16``): the fp32 right-hand sides of the products (S, then v') are scaled so their max
@@ -50,10 +56,15 @@ import triton.language as tl
 #     BV32/2w/2 stages 0.676 (before this session's changes: 0.580, prefill_state_split_chains_ab.log)
 #   B4 T4096 (128 pairs): BV32/2w/2 stages one chain 0.509 vs 0.524 split; BV64/4w 0.713, BV32/4w/3 0.773
 #   B8 T1024 (256 pairs): BV32/2w/2 stages one chain 0.275 vs 0.278 split; BV64/4w 0.363, BV32/4w/3 0.401
+# Dispatch order (logs_h200_20261130/prefill_order_ab.log): V tiles of a head adjacent, sequences
+# one after the other: B8 T1024 0.274 -> 0.262 ms, B4 T4096 0.511 -> 0.505; at B1 T8192 (narrow
+# config) the same order costs 0.524 -> 0.575, so there the heads stay adjacent (the old order).
+# Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (index order with
+# the new grid 0.825); 8 x 1024 + 8192 last 1.146 -> 0.814.
 # (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
 # B8 T1024; logs_h200_20261129b/.)
 STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True}
-STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True}
+STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True, "v_tiles_adjacent": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True},
@@ -147,20 +158,43 @@ def _state_slot(indices, n, HAS_IDX: tl.constexpr):
 
 
 @triton.jit
+def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr, LOG_BLOCK: tl.constexpr):
+    """``order[r]`` = index of the sequence with the r-th largest length (ties: lower index first).
+    One program; ``N <= BLOCK``. Sorts int64 keys ``length << LOG_BLOCK | (BLOCK - 1 - n)`` in
+    descending order (padding entries get length -1 and sort last)."""
+    n = tl.arange(0, BLOCK)
+    live = n < N
+    lens = tl.load(cu_seqlens + n + 1, mask=live, other=0).to(tl.int64) - \
+        tl.load(cu_seqlens + n, mask=live, other=0).to(tl.int64)
+    lens = tl.where(live, lens, -1)
+    keys = tl.sort(lens * BLOCK + (BLOCK - 1 - n).to(tl.int64), descending=True)
+    tl.store(order + n, (BLOCK - 1 - (keys & (BLOCK - 1))).to(tl.int32), mask=live)
+
+
+@triton.jit
 def chunk_state_kernel(
-    w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens,
+    w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order,
     s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
     T, NT,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
-    HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, PREC: tl.constexpr,
-    SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr,
+    HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
+    PREC: tl.constexpr, SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
-    states fp32."""
-    n = tl.program_id(0)
-    hv = tl.program_id(1)
-    vb = tl.program_id(2)
+    states fp32. ``ORDERED``: program row ``r`` works on sequence ``order[r]``
+    (``longest_first_kernel``), so the longest sequences, the critical path, start first."""
+    NV: tl.constexpr = V // BV
+    pid = tl.program_id(0)
+    if V_TILES_ADJACENT:
+        vb = pid % NV
+        hv = (pid // NV) % HV
+    else:
+        hv = pid % HV
+        vb = (pid // HV) % NV
+    n = pid // (NV * HV)
+    if ORDERED:
+        n = tl.load(order + n)
     if IS_VARLEN:
         bos = tl.load(cu_seqlens + n).to(tl.int32)
         eos = tl.load(cu_seqlens + n + 1).to(tl.int32)
