@@ -57,8 +57,10 @@ import triton.language as tl
 #   B4 T4096 (128 pairs): BV32/2w/2 stages one chain 0.509 vs 0.524 split; BV64/4w 0.713, BV32/4w/3 0.773
 #   B8 T1024 (256 pairs): BV32/2w/2 stages one chain 0.275 vs 0.278 split; BV64/4w 0.363, BV32/4w/3 0.401
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log): V tiles of a head adjacent, sequences
-# one after the other: B8 T1024 0.274 -> 0.262 ms, B4 T4096 0.511 -> 0.505; at B1 T8192 (narrow
-# config) the same order costs 0.524 -> 0.575, so there the heads stay adjacent (the old order).
+# one after the other: B8 T1024 0.274 -> 0.262 ms, B4 T4096 0.511 -> 0.505. At B1 T8192 (narrow
+# config) the one-dimensional grid costs 0.524 -> 0.575 with V tiles adjacent and 0.566 with heads
+# adjacent (bench_prefill_final.log), the order of the old three-dimensional grid (N, HV, NV): an
+# open regression, see docs/prefill.md.
 # Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (index order with
 # the new grid 0.825); 8 x 1024 + 8192 last 1.146 -> 0.814.
 # (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
