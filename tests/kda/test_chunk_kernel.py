@@ -181,7 +181,8 @@ def test_varlen_lengths_both_layouts_gva(device):
                 assert torch.equal(ht[n], h0[n])
 
 
-@pytest.mark.parametrize("lens", [[3, 9, 9, 0, 40, 1, 9], [5], [0, 0, 2], list(range(37, 0, -3)) + [7] * 5])
+@pytest.mark.parametrize("lens", [[3, 9, 9, 0, 40, 1, 9], [5], [0, 0, 2], list(range(37, 0, -3)) + [7] * 5,
+                                  [4, -3, 6]])  # the last: malformed (decreasing) cu_seqlens still give a permutation
 def test_longest_first_order(device, lens):
     """The state stage's dispatch order: sequence indices by decreasing length, ties by index."""
     import triton

@@ -163,12 +163,13 @@ def _state_slot(indices, n, HAS_IDX: tl.constexpr):
 def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr, LOG_BLOCK: tl.constexpr):
     """``order[r]`` = index of the sequence with the r-th largest length (ties: lower index first).
     One program; ``N <= BLOCK``. Sorts int64 keys ``length << LOG_BLOCK | (BLOCK - 1 - n)`` in
-    descending order (padding entries get length -1 and sort last)."""
+    descending order. Padding entries get length -2^40, below any int32 difference, so the first N
+    keys are always the N sequences (a permutation of 0..N-1 even for malformed cu_seqlens)."""
     n = tl.arange(0, BLOCK)
     live = n < N
     lens = tl.load(cu_seqlens + n + 1, mask=live, other=0).to(tl.int64) - \
         tl.load(cu_seqlens + n, mask=live, other=0).to(tl.int64)
-    lens = tl.where(live, lens, -1)
+    lens = tl.where(live, lens, -(1 << 40))
     keys = tl.sort(lens * BLOCK + (BLOCK - 1 - n).to(tl.int64), descending=True)
     tl.store(order + n, (BLOCK - 1 - (keys & (BLOCK - 1))).to(tl.int32), mask=live)
 
