@@ -191,8 +191,7 @@ def test_longest_first_order(device, lens):
 
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int64, device=device)
     order = torch.full((len(lens),), -7, dtype=torch.int32, device=device)
-    block = triton.next_power_of_2(len(lens))
-    longest_first_kernel[(1,)](cu, order, len(lens), BLOCK=block, LOG_BLOCK=block.bit_length() - 1)
+    longest_first_kernel[(1,)](cu, order, len(lens), BLOCK=triton.next_power_of_2(len(lens)))
     expected = sorted(range(len(lens)), key=lambda n: (-lens[n], n))
     assert order.cpu().tolist() == expected
 

@@ -199,9 +199,7 @@ def _launch_state(p):
     order = None
     if p["is_varlen"] and 1 < p["N"] <= ORDER_MAX_SEQS and sc.get("longest_first", True):
         order = get_buffer("kda_order", p["q"].device, torch.int32, 1, (), p["N"])
-        block = triton.next_power_of_2(p["N"])
-        longest_first_kernel[(1,)](p["cu"], order, p["N"], BLOCK=block, LOG_BLOCK=block.bit_length() - 1,
-                                   num_warps=4)
+        longest_first_kernel[(1,)](p["cu"], order, p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
     return chunk_state_kernel[(p["N"] * p["HV"] * triton.cdiv(p["V"], BV),)](
         *bufs, p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
         opt(order), *strides, p["T"], p["NT"],

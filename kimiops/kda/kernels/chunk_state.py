@@ -50,6 +50,8 @@ import triton.language as tl
 # (>= WIDE_MIN_PAIRS): the grid fills the SMs anyway, and 2 warps per tile let more tiles run per SM.
 # split_chains: hi and lo products in separate accumulators (see ``_chunk_step``); it pays where one
 # tile's chunk loop is latency-bound (few pairs), not where many tiles share an SM.
+# v_tiles_adjacent: dispatch order inside a sequence (see the grid above). longest_first (default
+# on; tests and benchmarks switch it off): varlen batches run longest sequence first.
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32, the output from the
 # hi halves only (fifth session, logs_h200_20261130/prefill_ablate_round2.log):
 #   B1 T8192 (32 pairs): BV32/4w/3 stages split chains 0.525 ms, one chain 0.547, BV16/2-4w 0.576,
@@ -114,7 +116,7 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
 
     if SPLIT_F16:
         # fp16 operands, the fp32 right-hand sides split into hi + lo halves after scaling their
-        # max to 2^14 (22-bit significand, no fp16 range issue); products exact, fp32 accumulate
+        # max to 2^14 (22-bit significand, no fp16 range issue); products exact, fp32 accumulate.
         # The output takes the hi halves only: 11 significant bits, the precision of its other
         # operands (qg, A_qk are stored in fp16).
         s_hi, s_lo, inv_s = _split_f16(b_s)
@@ -160,10 +162,10 @@ def _state_slot(indices, n, HAS_IDX: tl.constexpr):
 
 
 @triton.jit
-def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr, LOG_BLOCK: tl.constexpr):
+def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
     """``order[r]`` = index of the sequence with the r-th largest length (ties: lower index first).
-    One program; ``N <= BLOCK``. Sorts int64 keys ``length << LOG_BLOCK | (BLOCK - 1 - n)`` in
-    descending order. Padding entries get length -2^40, below any int32 difference, so the first N
+    One program; ``N <= BLOCK`` (a power of two). Sorts the int64 keys
+    ``length * BLOCK + (BLOCK - 1 - n)`` in descending order. Padding entries get length -2^40, below any int32 difference, so the first N
     keys are always the N sequences (a permutation of 0..N-1 even for malformed cu_seqlens)."""
     n = tl.arange(0, BLOCK)
     live = n < N
@@ -185,7 +187,7 @@ def chunk_state_kernel(
     PREC: tl.constexpr, SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
-    states fp32. ``ORDERED``: program row ``r`` works on sequence ``order[r]``
+    states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
     (``longest_first_kernel``), so the longest sequences, the critical path, start first."""
     NV: tl.constexpr = V // BV
     pid = tl.program_id(0)
