@@ -98,12 +98,12 @@ def make_case(B, T, mode, lens=None, dtype=torch.bfloat16, seed=0, h=H, hv=HV):
     return dict(q=q, k=k, v=v, g=g, beta=beta, A_log=A_log, dt_bias=dt_bias, cu=cu, mode=mode)
 
 
-def ours_fn(c, ht, out, intra=None, state=None, stage=None):
+def ours_fn(c, ht, out, intra=None, state=None, stage=None, pipeline=None):
     kwargs = dict(
         scale=K**-0.5, cu_seqlens=c["cu"], h0=None, h0_indices=None, ht=ht, ht_indices=None,
         state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False,
         gate="none" if c["mode"] == "g" else "softplus", A_log=c["A_log"], dt_bias=c["dt_bias"],
-        lower_bound=None, out=out, intra_config=intra, state_config=state,
+        lower_bound=None, out=out, intra_config=intra, state_config=state, pipeline_config=pipeline,
     )
     args = (c["q"], c["k"], c["v"], c["g"], c["beta"])
     if stage is None:
@@ -229,6 +229,10 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
 ]
 ABLATE_STATE = [
     ("BV32 4w 3st chains", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True}),
+    ("BV32 4w 3st ch. flat", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True, "grid_3d": False}),
+    ("BV32 2w 2st adj", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True}),
+    ("BV32 2w 2st adj flat", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True,
+                              "grid_3d": False}),
     ("BV32 4w 3st", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": False}),
     ("BV32 2w 2st", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": False}),
     ("BV32 2w 2st chains", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": True}),
@@ -274,6 +278,46 @@ def ablate(rep, which="all", modes=("g",)):
         workspace.empty_cache()
 
 
+ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config)
+    ("1 part, flat grid", {"grid_3d": False}, {"max_parts": 1}),
+    ("1 part", {}, {"max_parts": 1}),
+    ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1}),
+    ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1}),
+    ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1}),
+    ("16 parts", {}, {"max_parts": 16, "min_part_slots": 1}),
+    ("32 parts", {}, {"max_parts": 32, "min_part_slots": 1}),
+    ("8 parts, no priority", {}, {"max_parts": 8, "min_part_slots": 1, "high_priority": False}),
+    ("default", {}, None),
+]
+
+
+def ablate_pipeline(rep, modes=("g",)):
+    """Whole-pipeline CUDA-graph medians (and eager for a few) for the number of pipelined parts,
+    the stream priority and the state grid's shape, on every benchmark case."""
+    cases = [("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
+             ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS)]
+    for name, B, T, lens in cases:
+        for mode in modes:
+            c = make_case(B, T, mode, lens=lens)
+            N = len(lens) if lens else B
+            ht = torch.empty(N, HV, K, V, device="cuda")
+            out = torch.empty_like(c["v"])
+            for label, state, pipe in ABLATE_PIPELINE:
+                base = chunk_mod.state_config_for(N * HV)
+                fn = ours_fn(c, ht, out, state=dict(base, **state), pipeline=pipe)
+                try:
+                    fn()
+                    torch.cuda.synchronize()
+                    t = bench_graph(fn, rep)
+                    eager = bench_eager(fn, rep) if label in ("1 part", "8 parts", "8 parts, no priority") else None
+                    ex = f"  eager {eager:.3f}" if eager is not None else ""
+                    print(f"  pipeline {name}_{mode} {label:<22}{t:8.3f} ms{ex}")
+                except Exception as e:  # noqa: BLE001
+                    print(f"  pipeline {name}_{mode} {label} failed: {type(e).__name__}: {str(e)[:300]}")
+            del c, ht, out
+            workspace.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="B1 T8192 and varlen only, precomputed g")
@@ -282,7 +326,7 @@ def main():
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
     ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (in-kernel)")
-    ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state"],
+    ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state", "pipeline"],
                     help="per-stage ablations / config timings (of one stage if named), then exit")
     ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
@@ -302,6 +346,9 @@ def main():
     gate = correctness_gate()
     if not gate["ok"]:
         return 2
+    if args.ablate == "pipeline":
+        ablate_pipeline(args.rep, args.modes.split(","))
+        return 0
     if args.ablate:
         ablate(args.rep, args.ablate, args.modes.split(","))
         return 0

@@ -81,12 +81,12 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
 
 
 def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None, ht_indices=None,
-        state_v_first=False, l2=True, out=None, state_config=None):
+        state_v_first=False, l2=True, out=None, state_config=None, pipeline_config=None):
     return chunk_kda_fwd(
         inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=scale, cu_seqlens=cu_seqlens,
         h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=state_v_first,
         use_qk_l2norm=l2, use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-        lower_bound=inp["lower_bound"], out=out, state_config=state_config,
+        lower_bound=inp["lower_bound"], out=out, state_config=state_config, pipeline_config=pipeline_config,
     )
 
 
@@ -198,13 +198,14 @@ def test_longest_first_order(device, lens):
 
 @pytest.mark.parametrize("wide", [False, True])
 def test_dispatch_order_does_not_change_results(device, wide):
-    """Longest-first vs index order, and either tile order inside a sequence: the same bits."""
+    """Longest-first vs index order, either tile order inside a sequence, flat or 3-D grid: the same bits."""
     lens = [5, 70, 0, 33, 64]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
     inp = make_inputs(1, int(cu[-1]), 1, 2, 32, 32, "softplus", torch.float32, device, seed=11)
     base = dict(STATE_CONFIG_WIDE if wide else STATE_CONFIG)
     results = []
-    for over in ({}, {"longest_first": False}, {"v_tiles_adjacent": not base.get("v_tiles_adjacent", False)}):
+    for over in ({}, {"longest_first": False}, {"v_tiles_adjacent": not base.get("v_tiles_adjacent", False)},
+                 {"grid_3d": False}):
         ht = torch.full((len(lens), 2, 32, 32), POISON, device=device)
         o = run(inp, gate="softplus", scale=0.2, cu_seqlens=cu, ht=ht, state_config=dict(base, BV=16, **over))
         results.append((o, ht))
@@ -212,6 +213,49 @@ def test_dispatch_order_does_not_change_results(device, wide):
         assert torch.equal(o, results[0][0]) and torch.equal(ht, results[0][1])
     ro, rs = reference(inp, gate="softplus", scale=0.2, cu_seqlens=cu)
     assert rel_err(results[0][0], ro) < 3e-3 and rel_err(results[0][1], rs) < 3e-3
+
+
+def _parts(n):
+    """Pipeline config that cuts every problem into ``n`` parts (1: one launch per stage)."""
+    return {"max_parts": n, "min_part_slots": 1}
+
+
+@pytest.mark.parametrize("n_parts", [2, 3, 9])
+def test_pipelined_parts_bit_identical_varlen_pool(device, n_parts):
+    """Parts chain the state through fp32 scratch: the same bits as one part, for sequences that
+    span several parts, empty ones (h0 copied to ht once), padding (-1) and untouched pool slots."""
+    lens = [5, 70, 0, 33, 64, 1]
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
+    inp = make_inputs(1, int(cu[-1]), 1, 2, 32, 32, "softplus", torch.float32, device, seed=13)
+    idx = torch.tensor([4, 0, 6, -1, 2, 5], dtype=torch.int32, device=device)
+    results = []
+    for cfg in (_parts(1), _parts(n_parts)):
+        pool = torch.full((8, 2, 32, 32), POISON, device=device)
+        for s_ in (4, 0, 6, 2, 5):
+            pool[s_] = torch.randn(pool.shape[1:], generator=torch.Generator().manual_seed(s_)).to(device)
+        empty_h0 = bits(pool[6])
+        o = run(inp, gate="softplus", scale=0.2, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool,
+                ht_indices=idx, pipeline_config=cfg)
+        results.append((o, bits(pool)))
+    assert torch.equal(results[0][0], results[1][0])
+    assert torch.equal(results[0][1], results[1][1])  # includes the untouched NaN slots 1, 3, 7
+    assert torch.equal(results[1][1][6], empty_h0)  # the empty sequence's h0 went to ht unchanged
+    assert finite(results[1][0])
+
+
+@pytest.mark.parametrize("grid_3d", [False, True])
+def test_pipelined_parts_bit_identical_fixed_length(device, grid_3d):
+    """Fixed-length batch (parts cut across sequence boundaries), both grid shapes."""
+    inp = make_inputs(2, 100, 1, 2, 32, 32, "lower_bound", torch.float32, device, seed=17)
+    outs = []
+    for cfg in (_parts(1), _parts(3)):
+        ht = torch.full((2, 2, 32, 32), POISON, device=device)
+        o = run(inp, gate="lower_bound", scale=0.2, ht=ht, pipeline_config=cfg,
+                state_config=dict(STATE_CONFIG, BV=16, grid_3d=grid_3d))
+        outs.append((o, ht))
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+    ro, rs = reference(inp, gate="lower_bound", scale=0.2)
+    assert rel_err(outs[1][0], ro) < 3e-3 and rel_err(outs[1][1], rs) < 3e-3
 
 
 def test_pool_in_place_with_padding_and_poison(device):
@@ -382,3 +426,43 @@ def test_gpu_two_streams_concurrently():
             ob = run(b, gate="lower_bound", scale=0.1)
     torch.cuda.synchronize()
     assert rel_err(oa, ra) < 3e-3 and rel_err(ob, rb) < 3e-3
+
+
+@pytest.mark.gpu
+def test_gpu_pipelined_parts_bit_identical_eager_and_graph():
+    """Parts on a forked stream (eager and replayed from a CUDA graph) give the bits of one part,
+    and the pool slots not named stay poisoned."""
+    lens = [1000, 0, 37, 2048, 64, 947]
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
+    inp = _gpu_inputs("softplus", False, T=int(cu[-1]), H=2, HV=4, seed=3)
+    idx = torch.tensor([3, 0, 7, -1, 5, 1], dtype=torch.int32, device="cuda")
+    init = torch.randn(9, 4, 128, 128, device="cuda")
+    for s in (2, 4, 6, 8):  # slots no sequence names
+        init[s] = POISON
+
+    def call(cfg, pool, out):
+        return run(inp, gate="softplus", scale=0.1, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
+                   out=out, pipeline_config=cfg)
+
+    results = {}
+    for name, cfg in (("one", _parts(1)), ("default", None), ("five", _parts(5))):
+        pool, out = init.clone(), torch.empty_like(inp["v"])
+        call(cfg, pool, out)
+        results[name] = (out, bits(pool))
+    pool, out = init.clone(), torch.empty_like(inp["v"])
+    call(_parts(5), pool.clone(), out)  # warm-up (JIT) outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call(_parts(5), pool, out)
+    pool.copy_(init)
+    out.fill_(POISON)
+    graph.replay()
+    torch.cuda.synchronize()
+    results["graph"] = (out, bits(pool))
+    for name in ("default", "five", "graph"):
+        assert torch.equal(results[name][0], results["one"][0]), name
+        assert torch.equal(results[name][1], results["one"][1]), name
+    ro, rs = reference(inp, gate="softplus", scale=0.1, cu_seqlens=cu,
+                       h0=torch.stack([init[i] if i >= 0 else torch.zeros_like(init[0]) for i in idx.tolist()]))
+    assert rel_err(results["one"][0], ro) < 3e-3

@@ -1,6 +1,6 @@
 """Launcher of the chunked KDA prefill pipeline (two kernels, no host synchronization).
 
-Stages (one launch each, both on the current stream):
+Stages:
 
 1. ``chunk_intra_kernel`` (``chunk_intra.py``), grid ``(NC, HV)``: per chunk slot and value head,
    gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w + u, all on chip;
@@ -9,6 +9,15 @@ Stages (one launch each, both on the current stream):
    each sequence with the state in registers, writes o and the final state. Varlen batches of up
    to ``ORDER_MAX_SEQS`` sequences first sort the lengths (``longest_first_kernel``, one program)
    so the longest sequences are dispatched first.
+
+Pipelined parts (``PIPELINE_CONFIG``): the chunk slots are cut into ``P`` contiguous ranges.
+Stage 1 runs part by part on the current stream; after part ``p`` an event hands over to a forked
+stream (``kimiops.streams.forked_stream``) where the state stage walks the chunks of part ``p``
+(the state of a sequence that goes on is carried to the next part through fp32 scratch, so the
+result is bit-identical to one part). So the state stage of part ``p``, latency-bound with one CTA
+per SM at small batches, runs while stage 1 (bound by instruction issue) works on part ``p + 1``
+in the rest of each SM. The current stream waits for the fork before the call returns. With
+``P = 1`` (small problems) both stages run on the current stream.
 
 Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
 owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
@@ -37,8 +46,9 @@ from kimiops.kda.kernels.chunk_intra import (
 )
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, longest_first_kernel, state_config_for
 from kimiops.kda.workspace import get_buffer
+from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG"]
+__all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG", "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -51,6 +61,11 @@ SUB_CHUNK = 16
 # varlen batches of up to this many sequences run the state stage longest sequence first (one
 # extra single-program launch sorts the lengths on the device); larger batches keep index order
 ORDER_MAX_SEQS = 1024
+# Pipelined parts: P = min(max_parts, NC // min_part_slots), at least 1. high_priority: the forked
+# stream of the state stage gets the highest stream priority. (Chosen from measurements: TODO)
+PIPELINE_CONFIG = {"max_parts": 8, "min_part_slots": 32, "high_priority": True}
+# CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
+GRID_3D_MAX_SEQS = 65535
 
 # Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):
 # inter_dtype: storage of w, qg, kg, A_qk (operands of tf32 dots: fp16 storage loses nothing
@@ -87,6 +102,7 @@ def chunk_kda_fwd(
     out: torch.Tensor | None = None,
     intra_config: dict | None = None,
     state_config: dict | None = None,
+    pipeline_config: dict | None = None,
 ) -> torch.Tensor:
     """Chunked KDA forward on the Triton pipeline (inputs already validated by the caller).
 
@@ -102,22 +118,23 @@ def chunk_kda_fwd(
         gate: ``"none"`` (g is a log decay), ``"softplus"`` or ``"lower_bound"``.
         A_log: ``[HV]`` fp32 (softplus: required); dt_bias: ``[HV*K]``; lower_bound: float.
         out: optional preallocated ``[B, T, HV, V]`` output in v's dtype.
-        intra_config, state_config: override the tuning dicts (benchmark sweeps).
+        intra_config, state_config, pipeline_config: override the tuning dicts (benchmark sweeps).
     Returns:
         o ``[B, T, HV, V]`` in v's dtype.
     """
     plan = _plan(q, k, v, g, beta, scale=scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_indices, ht=ht,
                  ht_indices=ht_indices, state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm,
                  use_beta_sigmoid=use_beta_sigmoid, gate=gate, A_log=A_log, dt_bias=dt_bias,
-                 lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config)
+                 lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config,
+                 pipeline_config=pipeline_config)
     if plan["N"] > 0:
-        _launch_intra(plan)
-        _launch_state(plan)
+        _launch(plan)
     return plan["o"]
 
 
 def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
-          use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, out, intra_config, state_config):
+          use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, out, intra_config, state_config,
+          pipeline_config=None):
     """Shapes, configs, output and scratch buffers of one call (host-only work, no device sync)."""
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -147,7 +164,40 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     plan["kg"] = get_buffer("kda_kg", dev, inter, HV, (C, K), NC)
     plan["aqk"] = get_buffer("kda_aqk", dev, inter, HV, (C, C), NC)
     plan["gc"] = get_buffer("kda_gc", dev, torch.float32, HV, (K,), NC)
+    if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
+        plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
+    pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
+    n_parts = max(1, min(pc["max_parts"], NC // max(1, pc["min_part_slots"])))
+    plan["parts"] = [(NC * i // n_parts, NC * (i + 1) // n_parts) for i in range(n_parts)]
+    plan["high_priority"] = bool(pc["high_priority"])
+    if n_parts > 1:
+        plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
     return plan
+
+
+def _launch(p):
+    """Both stages, part by part (see the module docstring); no host synchronization."""
+    parts = p["parts"]
+    if len(parts) == 1:
+        _launch_intra(p)
+        _launch_state(p)
+        return
+    dev = p["q"].device
+    if dev.type != "cuda":  # interpreter: one stream, same parts
+        for lo, hi in parts:
+            _launch_intra(p, lo, hi)
+            _launch_state(p, lo, hi)
+        return
+    main = torch.cuda.current_stream(dev)
+    side, handoff = forked_stream(dev, p["high_priority"])
+    for lo, hi in parts:
+        _launch_intra(p, lo, hi)
+        handoff.record(main)
+        side.wait_event(handoff)
+        with torch.cuda.stream(side):
+            _launch_state(p, lo, hi)
+    handoff.record(side)
+    main.wait_event(handoff)
 
 
 def _scratch(p):
@@ -155,9 +205,11 @@ def _scratch(p):
     return bufs, tuple(b.stride(0) for b in bufs)
 
 
-def _launch_intra(p):
-    """Stage 1 (``chunk_intra_kernel``), grid ``(NC, HV)``; returns the compiled kernel."""
-    if p["NC"] == 0:
+def _launch_intra(p, lo=0, hi=None):
+    """Stage 1 (``chunk_intra_kernel``) on the chunk slots ``[lo, hi)`` (default all ``NC``), grid
+    ``(hi - lo, HV)``; returns the compiled kernel."""
+    hi = p["NC"] if hi is None else hi
+    if hi <= lo:
         return
     ic = p["ic"]
     bufs, strides = _scratch(p)
@@ -176,38 +228,48 @@ def _launch_intra(p):
     common.update(BK=min(ic.get("BK", 16), p["K"]))
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
-    return chunk_intra_kernel[(p["NC"], p["HV"])](
+    return chunk_intra_kernel[(hi - lo, p["HV"])](
         p["q"], p["k"], p["v"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,
         p["cu"], *bufs, *strides,
-        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], **common,
+        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], lo, **common,
     )
 
 
-def _launch_state(p):
-    """Stage 2 (``chunk_state_kernel``), grid ``(N * HV * cdiv(V, BV),)``, after ``longest_first_kernel``
-    for varlen batches; returns the compiled state kernel."""
+def _launch_state(p, lo=0, hi=None):
+    """Stage 2 (``chunk_state_kernel``) on the chunks in slots ``[lo, hi)`` (default: all, in one
+    launch without carry), after ``longest_first_kernel`` for varlen batches (first part only);
+    returns the compiled state kernel."""
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
+    NV = triton.cdiv(p["V"], BV)
     bufs, strides = _scratch(p)
     dummy = p["q"]
+    parted = hi is not None
+    hi = p["NC"] if hi is None else hi
 
     def opt(x):
         return x if x is not None else dummy
 
-    order = None
-    if p["is_varlen"] and 1 < p["N"] <= ORDER_MAX_SEQS and sc.get("longest_first", True):
-        order = get_buffer("kda_order", p["q"].device, torch.int32, 1, (), p["N"])
+    order = p.get("order")
+    if order is not None and lo == 0:
         longest_first_kernel[(1,)](p["cu"], order, p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
-    return chunk_state_kernel[(p["N"] * p["HV"] * triton.cdiv(p["V"], BV),)](
+    carry = p.get("carry") if parted else None
+    adjacent = bool(sc.get("v_tiles_adjacent", False))
+    grid_3d = bool(sc.get("grid_3d", True)) and p["N"] <= GRID_3D_MAX_SEQS
+    if grid_3d:
+        grid = (NV, p["HV"], p["N"]) if adjacent else (p["HV"], NV, p["N"])
+    else:
+        grid = (p["N"] * p["HV"] * NV,)
+    return chunk_state_kernel[grid](
         *bufs, p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
-        opt(order), *strides, p["T"], p["NT"],
+        opt(order), opt(carry), *strides, carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi,
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, PREC=NUMERICS_CONFIG["state_prec"],
-        V_TILES_ADJACENT=bool(sc.get("v_tiles_adjacent", False)),
+        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
         SPLIT_F16=bool(sc.get("split_f16", True)), SPLIT_CHAINS=bool(sc.get("split_chains", False)),
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -19,7 +19,8 @@ Only these go through HBM; the sequential stage (``chunk_state.py``) reads them 
 Rows past the end of a sequence are loaded as ``q = k = v = beta = 0, g = 0``: they change
 neither the state nor any real output.
 
-Grid: ``(NC, HV)`` with ``NC`` the number of chunk *slots*, a bound that depends only on shapes.
+Grid: ``(NC, HV)`` with ``NC`` the number of chunk *slots*, a bound that depends only on shapes
+(or ``(hi - lo, HV)`` over the slots ``[lo, hi)`` when the pipeline runs in parts, ``chunk.py``).
 Fixed length: slot ``s = b * NT + c`` (``NT = cdiv(T, C)``). Varlen: sequence ``n`` owns the
 slots ``cu[n] // C + n + c`` for its chunks ``c``; these never collide and stay below
 ``T // C + N`` (see ``chunk.py``). A program finds its sequence by a binary search over
@@ -238,7 +239,7 @@ def chunk_intra_kernel(
     q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
     w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
     s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
-    scale, lower_bound, T, N, NT,
+    scale, lower_bound, T, N, NT, slot_off,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BVI: tl.constexpr,
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
@@ -248,10 +249,11 @@ def chunk_intra_kernel(
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
-    with head strides ``s_*``. ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py
+    with head strides ``s_*``. Program ``(i, hv)`` works on chunk slot ``slot_off + i`` (a launch
+    may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py
     --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy, 4 inverse, 8 w/qg/kg, 16 u; the
     results are wrong when any is set); the library always passes 0."""
-    pid = tl.program_id(0)
+    pid = tl.program_id(0) + slot_off
     hv = tl.program_id(1)
     h = hv // (HV // H)
     hv64 = hv.to(tl.int64)

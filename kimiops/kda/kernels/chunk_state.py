@@ -178,26 +178,43 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
 
 @triton.jit
 def chunk_state_kernel(
-    w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order,
-    s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
-    T, NT,
+    w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry,
+    s_w, s_u, s_qg, s_kg, s_aqk, s_gc, s_carry,
+    T, NT, slot_lo, slot_hi,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     PREC: tl.constexpr, SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
+    GRID_3D: tl.constexpr, PARTED: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
-    (``longest_first_kernel``), so the longest sequences, the critical path, start first."""
+    (``longest_first_kernel``), so the longest sequences, the critical path, start first.
+
+    ``PARTED``: this launch walks only the chunks whose slots lie in ``[slot_lo, slot_hi)`` (one
+    part of a pipelined call, see ``chunk.py``); a sequence that began in an earlier part resumes
+    from ``carry`` (fp32 ``[HV, N, K, V]``, head stride ``s_carry``) and one that goes on in a
+    later part leaves its state there. fp32 in, fp32 out: the parts chain bit-exactly.
+    ``GRID_3D``: grid ``(HV, NV, N)`` (``(NV, HV, N)`` with ``V_TILES_ADJACENT``) instead of the
+    flat ``(N * HV * NV,)``; same dispatch order."""
     NV: tl.constexpr = V // BV
-    pid = tl.program_id(0)
-    if V_TILES_ADJACENT:
-        vb = pid % NV
-        hv = (pid // NV) % HV
+    if GRID_3D:
+        if V_TILES_ADJACENT:
+            vb = tl.program_id(0)
+            hv = tl.program_id(1)
+        else:
+            hv = tl.program_id(0)
+            vb = tl.program_id(1)
+        n = tl.program_id(2)
     else:
-        hv = pid % HV
-        vb = (pid // HV) % NV
-    n = pid // (NV * HV)
+        pid = tl.program_id(0)
+        if V_TILES_ADJACENT:
+            vb = pid % NV
+            hv = (pid // NV) % HV
+        else:
+            hv = pid % HV
+            vb = (pid // HV) % NV
+        n = pid // (NV * HV)
     if ORDERED:
         n = tl.load(order + n)
     if IS_VARLEN:
@@ -216,18 +233,42 @@ def chunk_state_kernel(
     else:
         s_off = rk[:, None] * V + cv[None, :]
 
+    nch = tl.cdiv(eos - bos, C)
+    c_lo = nch * 0
+    c_hi = nch
+    starts_here = True
+    ends_here = True
+    if PARTED:
+        # the sequence's slots are [slot0, slot0 + nch); an empty sequence counts as owning slot0,
+        # so exactly one part copies its h0 to ht
+        last = slot0 + tl.maximum(nch, 1) - 1
+        if (slot0 >= slot_hi) | (last < slot_lo):
+            return
+        starts_here = slot0 >= slot_lo
+        ends_here = last < slot_hi
+        c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
+        c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
+
     b_s = tl.zeros([K, BV], dtype=tl.float32)
     if HAS_H0:
-        i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
-        if i0 >= 0:
-            b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+        if starts_here:
+            i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
+            if i0 >= 0:
+                b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+    if PARTED:
+        o_carry = hv.to(tl.int64) * s_carry + n.to(tl.int64) * K * V + rk[:, None] * V + cv[None, :]
+        if slot0 < slot_lo:
+            b_s = tl.load(carry + o_carry)
 
-    nch = tl.cdiv(eos - bos, C)
-    for c in range(0, nch):
+    for c in range(c_lo, c_hi):
         b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
                           slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16, SPLIT_CHAINS)
 
     if HAS_HT:
-        i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
-        if i1 >= 0:
-            tl.store(ht + (i1 * HV + hv) * K * V + s_off, b_s)
+        if ends_here:
+            i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
+            if i1 >= 0:
+                tl.store(ht + (i1 * HV + hv) * K * V + s_off, b_s)
+    if PARTED:
+        if last >= slot_hi:
+            tl.store(carry + o_carry, b_s)
