@@ -281,22 +281,23 @@ def ablate(rep, which="all", modes=("g",)):
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config)
     ("1 part, flat grid", {"grid_3d": False}, {"max_parts": 1}),
     ("1 part", {}, {"max_parts": 1}),
-    ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1}),
-    ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1}),
-    ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1}),
-    ("16 parts", {}, {"max_parts": 16, "min_part_slots": 1}),
-    ("32 parts", {}, {"max_parts": 32, "min_part_slots": 1}),
-    ("8 parts, no priority", {}, {"max_parts": 8, "min_part_slots": 1, "high_priority": False}),
+    ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("4 parts, no priority", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30,
+                                  "high_priority": False}),
+    ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("default", {}, None),
 ]
 
 
-def ablate_pipeline(rep, modes=("g",)):
-    """Whole-pipeline CUDA-graph medians (and eager for a few) for the number of pipelined parts,
-    the stream priority and the state grid's shape, on every benchmark case."""
+def ablate_pipeline(rep, modes=("g",), names=None):
+    """Whole-pipeline CUDA-graph and eager medians for the number of pipelined parts, the stream
+    priority and the state grid's shape, on the benchmark cases (``names``: a subset)."""
     cases = [("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
              ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS)]
     for name, B, T, lens in cases:
+        if names and name not in names:
+            continue
         for mode in modes:
             c = make_case(B, T, mode, lens=lens)
             N = len(lens) if lens else B
@@ -309,9 +310,8 @@ def ablate_pipeline(rep, modes=("g",)):
                     fn()
                     torch.cuda.synchronize()
                     t = bench_graph(fn, rep)
-                    eager = bench_eager(fn, rep) if label in ("1 part", "8 parts", "8 parts, no priority") else None
-                    ex = f"  eager {eager:.3f}" if eager is not None else ""
-                    print(f"  pipeline {name}_{mode} {label:<22}{t:8.3f} ms{ex}")
+                    eager = bench_eager(fn, rep)
+                    print(f"  pipeline {name}_{mode} {label:<22}{t:8.3f} ms  eager {eager:.3f}")
                 except Exception as e:  # noqa: BLE001
                     print(f"  pipeline {name}_{mode} {label} failed: {type(e).__name__}: {str(e)[:300]}")
             del c, ht, out
@@ -347,7 +347,7 @@ def main():
     if not gate["ok"]:
         return 2
     if args.ablate == "pipeline":
-        ablate_pipeline(args.rep, args.modes.split(","))
+        ablate_pipeline(args.rep, args.modes.split(","), [c for c in args.cases.split(",") if c])
         return 0
     if args.ablate:
         ablate(args.rep, args.ablate, args.modes.split(","))

@@ -19,12 +19,17 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq-len", type=int, default=8192)
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--parts", type=int, default=0, help="pipelined parts (0: the launcher's choice)")
     args = ap.parse_args()
     B, T, H, D = args.batch, args.seq_len, 32, 128
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     g = torch.nn.functional.logsigmoid(torch.randn(B, T, H, D, device="cuda") + 3)
     beta = torch.rand(B, T, H, device="cuda", dtype=torch.bfloat16)
+    if args.parts:
+        from kimiops.kda.kernels import chunk
+
+        chunk.PIPELINE_CONFIG.update(max_parts=args.parts, min_part_slots=1, below_pairs=1 << 30)
     for _ in range(args.calls):
         kimiops.chunk_kda(q, k, v, g, beta, use_qk_l2norm_in_kernel=True, output_final_state=True)
     torch.cuda.synchronize()

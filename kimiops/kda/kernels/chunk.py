@@ -61,9 +61,17 @@ SUB_CHUNK = 16
 # varlen batches of up to this many sequences run the state stage longest sequence first (one
 # extra single-program launch sorts the lengths on the device); larger batches keep index order
 ORDER_MAX_SEQS = 1024
-# Pipelined parts: P = min(max_parts, NC // min_part_slots), at least 1. high_priority: the forked
-# stream of the state stage gets the highest stream priority. (Chosen from measurements: TODO)
-PIPELINE_CONFIG = {"max_parts": 8, "min_part_slots": 32, "high_priority": True}
+# Pipelined parts: P = min(max_parts, NC // min_part_slots), at least 1, and only below
+# `below_pairs` (sequence, head) pairs, where one state tile per SM is latency-bound; with more
+# pairs the state stage fills the SMs itself and parts only add launches. high_priority: the
+# forked stream of the state stage gets the highest stream priority (eager launches; graphs
+# replay with the priority of the launching stream).
+# H200, CUDA-graph medians of the whole call, H=HV=32 K=V=128 bf16 (logs_h200_20261130b/
+# ablate_pipeline.log): B1 T8192 1.180 ms in one part -> 1.148 (2 or 4 parts), 1.171 (8), 1.551 (16);
+# B1 T32768 4.654 -> 4.406 (2), 4.330 (4), 4.404 (8); in-kernel gate: 1.341 -> 1.326, 5.392 -> 5.016.
+# With 128 pairs or more every part count loses: B8 T1024 0.913 -> 0.935 (2 parts), 1.030 (4);
+# B4 T4096 1.787 -> 2.026 (2); varlen 7 sequences 1.884 -> 2.092 (2).
+PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 32, "below_pairs": 128, "high_priority": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -168,6 +176,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     n_parts = max(1, min(pc["max_parts"], NC // max(1, pc["min_part_slots"])))
+    if N * HV >= pc["below_pairs"]:
+        n_parts = 1
     plan["parts"] = [(NC * i // n_parts, NC * (i + 1) // n_parts) for i in range(n_parts)]
     plan["high_priority"] = bool(pc["high_priority"])
     if n_parts > 1:
