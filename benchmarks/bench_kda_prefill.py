@@ -215,6 +215,9 @@ def sweep(rep):
 
 ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
     ("default", {}),
+    ("chunk-wide scans", {"blocked_scans": False}),
+    ("pass 2 BK 32", {"BK2": 32}),
+    ("pass 2 BK 32 chunk scans", {"BK2": 32, "blocked_scans": False}),
     ("no register cap", {"maxnreg": 0}),
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),

@@ -159,6 +159,34 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
+def _chunk_decays(b_g, C: tl.constexpr, BK: tl.constexpr, BLOCKED: tl.constexpr):
+    """From per-token log decays ``b_g [C, BK]`` (<= 0): ``e^{G_i}`` and ``e^{G_C - G_i}`` ``[C, BK]``
+    and ``G_C`` ``[BK]``, with ``G`` the inclusive cumsum over the chunk. Every exponent is a sum of
+    terms <= 0 (the reverse one ``R_i - g_i`` with ``R`` the inclusive reverse cumsum: <= 0 exactly
+    in fp32). ``BLOCKED``: the scans run within the 16-row sub-chunks (inside one warp when the
+    warps split the rows) and the sub-chunk totals are added afterwards, instead of two scans over
+    all C rows, which cross warps through shared memory."""
+    if BLOCKED:
+        NS: tl.constexpr = C // 16
+        g3 = tl.reshape(b_g, (NS, 16, BK))
+        fwd = tl.cumsum(g3, axis=1)
+        bwd = tl.cumsum(g3, axis=1, reverse=True) - g3
+        tot = tl.sum(g3, axis=1)                                          # [NS, BK]
+        bi = tl.arange(0, NS)[:, None, None]
+        bj = tl.arange(0, NS)[None, :, None]
+        before = tl.sum(tl.where(bj < bi, tot[None, :, :], 0.0), axis=1)  # totals of earlier sub-chunks
+        after = tl.sum(tl.where(bj > bi, tot[None, :, :], 0.0), axis=1)   # and of later ones
+        e_g = tl.reshape(tl.exp(fwd + before[:, None, :]), (C, BK))
+        e_kg = tl.reshape(tl.exp(bwd + after[:, None, :]), (C, BK))
+        g_tot = tl.sum(tot, axis=0)
+    else:
+        e_g = tl.exp(tl.cumsum(b_g, axis=0))
+        e_kg = tl.exp(tl.cumsum(b_g, axis=0, reverse=True) - b_g)
+        g_tot = tl.sum(b_g, axis=0)
+    return e_g, e_kg, g_tot
+
+
+@triton.jit
 def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
                 ELL: tl.constexpr, DOT_DT: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
@@ -241,8 +269,8 @@ def chunk_intra_kernel(
     s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
     scale, lower_bound, T, N, NT, slot_off,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
-    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BVI: tl.constexpr,
-    GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
+    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr, BVI: tl.constexpr,
+    BLOCKED_SCANS: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
@@ -331,23 +359,20 @@ def chunk_intra_kernel(
         t_inv = eye + a_off_kk * 1e-30
 
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
-    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK, num_stages=LOOP_STAGES):
-        cols = kb + tl.arange(0, BK)
+    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES):
+        cols = kb + tl.arange(0, BK2)
         b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                     H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
         b_q = b_q * rq[:, None]
         b_k = b_k * rk[:, None]
-        gcum = tl.cumsum(b_g, axis=0)
-        e_g = tl.exp(gcum)
-        rev = tl.cumsum(b_g, axis=0, reverse=True)
-        e_kg = tl.exp(rev - b_g)
+        e_g, e_kg, g_tot = _chunk_decays(b_g, C, BK2, BLOCKED_SCANS)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
         x = b_k * e_g * b_beta[:, None]
         b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
         tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
         tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
         tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
-        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(tl.sum(b_g, axis=0)))
+        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(g_tot))
 
     # ---------------------------------------------------------------- u = Tinv (beta v)
     for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
