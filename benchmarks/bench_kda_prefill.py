@@ -215,9 +215,11 @@ def sweep(rep):
 
 ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
     ("default", {}),
-    ("chunk-wide scans", {"blocked_scans": False}),
-    ("pass 2 BK 32", {"BK2": 32}),
-    ("pass 2 BK 32 chunk scans", {"BK2": 32, "blocked_scans": False}),
+    ("cumsum scans", {"cumsum_mma": False}),
+    ("cumsum scans BK2 64", {"cumsum_mma": False, "BK2": 64}),
+    ("BK2 16", {"BK2": 16}),
+    ("BK2 64", {"BK2": 64}),
+    ("BK2 64 maxnreg 192", {"BK2": 64, "maxnreg": 192}),
     ("no register cap", {"maxnreg": 0}),
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),

@@ -81,12 +81,13 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
 
 
 def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None, ht_indices=None,
-        state_v_first=False, l2=True, out=None, state_config=None, pipeline_config=None):
+        state_v_first=False, l2=True, out=None, state_config=None, pipeline_config=None, intra_config=None):
     return chunk_kda_fwd(
         inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=scale, cu_seqlens=cu_seqlens,
         h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=state_v_first,
         use_qk_l2norm=l2, use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
         lower_bound=inp["lower_bound"], out=out, state_config=state_config, pipeline_config=pipeline_config,
+        intra_config=intra_config,
     )
 
 
@@ -143,17 +144,20 @@ def test_state_config_follows_sequences_times_heads():
     assert state_config_for(WIDE_MIN_PAIRS) is STATE_CONFIG_WIDE
 
 
-def test_huge_softplus_gates_finite_and_exact(device):
-    """|g| per step up to ~3e3 and in-chunk spans of ~1e5: every exponent must stay <= 0."""
+@pytest.mark.parametrize("intra", [None, {"cumsum_mma": True}, {"cumsum_mma": False}], ids=["default", "mma", "scan"])
+def test_huge_softplus_gates_finite_and_exact(device, intra):
+    """|g| per step up to ~3e3 and in-chunk spans of ~1e5: every exponent must stay <= 0 (both ways
+    of taking pass 2's cumsums)."""
     inp = make_inputs(1, 80, 1, 2, 32, 32, "softplus", torch.float32, device, seed=7, mild=False)
     inp["A_log"] = torch.tensor([math.log(200.0), math.log(60.0)], device=device)
     inp["g"] = (inp["g"] * 2 + 8).contiguous()  # softplus argument mostly ~ 8..20 -> |g| ~ 1e3..3e3
     g_eff = kda_gate(inp["g"].double().cpu(), inp["A_log"].cpu(), inp["dt_bias"].cpu())
     assert g_eff.min() < -2.5e3 and g_eff[:, :64].sum(1).min() < -6e4  # span inside the first chunk
-    o = run(inp, gate="softplus", scale=0.2)
-    ro, _ = reference(inp, gate="softplus", scale=0.2)
-    assert finite(o)
-    assert rel_err(o, ro) < 3e-3
+    ht = torch.empty(1, 2, 32, 32, device=device)
+    o = run(inp, gate="softplus", scale=0.2, ht=ht, intra_config=intra)
+    ro, rs = reference(inp, gate="softplus", scale=0.2)
+    assert finite(o) and finite(ht)
+    assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
 def test_varlen_lengths_both_layouts_gva(device):
@@ -302,7 +306,9 @@ def test_separate_ht_indices_and_no_h0(device):
 
 @pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split_f16": False}),
                                          ({"BK": 16, "BVI": 64}, {"BV": 32, "split_f16": True}),
-                                         ({"BK": 16, "BVI": 32}, {"num_stages": 2})])
+                                         ({"BK": 16, "BVI": 32}, {"num_stages": 2}),
+                                         ({"BK2": 16, "cumsum_mma": True}, {}),
+                                         ({"BK2": 64, "cumsum_mma": False}, {})])
 def test_alternate_configs(device, intra, state):
     """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""
     inp = make_inputs(1, 100, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)

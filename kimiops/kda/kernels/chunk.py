@@ -69,9 +69,11 @@ ORDER_MAX_SEQS = 1024
 # H200, CUDA-graph medians of the whole call, H=HV=32 K=V=128 bf16 (logs_h200_20261130b/
 # ablate_pipeline.log): B1 T8192 1.180 ms in one part -> 1.148 (2 or 4 parts), 1.171 (8), 1.551 (16);
 # B1 T32768 4.654 -> 4.406 (2), 4.330 (4), 4.404 (8); in-kernel gate: 1.341 -> 1.326, 5.392 -> 5.016.
+# Eager (ablate_pipeline_b1_eager.log), where more parts mean more host launches: B1 T8192 with the
+# gate 1.354 ms in one part, 1.314 in 2, 1.394 in 4; so at least 128 slots per part (T8192: 2 parts).
 # With 128 pairs or more every part count loses: B8 T1024 0.913 -> 0.935 (2 parts), 1.030 (4);
 # B4 T4096 1.787 -> 2.026 (2); varlen 7 sequences 1.884 -> 2.092 (2).
-PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 32, "below_pairs": 128, "high_priority": True}
+PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 128, "below_pairs": 128, "high_priority": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -236,7 +238,7 @@ def _launch_intra(p, lo=0, hi=None):
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     common.update(BK=min(ic.get("BK", 16), p["K"]), BK2=min(ic.get("BK2", ic.get("BK", 16)), p["K"]),
-                  BLOCKED_SCANS=bool(ic.get("blocked_scans", True)))
+                  CUMSUM_MMA=bool(ic.get("cumsum_mma", False)))
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
     return chunk_intra_kernel[(hi - lo, p["HV"])](

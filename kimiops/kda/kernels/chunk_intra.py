@@ -87,8 +87,14 @@ import triton.language as tl
 from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
-# prints the winner, --ablate times variants per stage. BK: K-slice width; BVI: V-slice width for u;
-# loop_stages: software-pipelining depth of the K/V loops; maxnreg: register cap per thread.
+# prints the winner, --ablate times variants per stage. BK: K-slice width of pass 1 (scores); BK2: of
+# pass 2 (w, qg, kg; default BK); BVI: V-slice width for u; loop_stages: software-pipelining depth of
+# the K/V loops; maxnreg: register cap per thread.
+# Sixth session (logs_h200_20261130b/ablate_intra.log): pass 2 on slices of 32 instead of 16 (half
+# as many of its two chunk-wide cumsums, which cross the two warps through shared memory, ~20% of
+# the stall samples in Nsight Compute): 0.678 -> 0.647 ms (precomputed g), 0.835 -> 0.805 (gate).
+# Scans inside the 16-row sub-chunks (inside one warp) plus sub-chunk totals instead were no
+# better: 0.710 / 0.641 ms at BK2 16 / 32 with g, 0.863 / 0.821 with the gate.
 # Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g).
 # Fifth session (logs_h200_20261130/prefill_ablate_round2.log; two runs agree within 0.001 ms): loop
 # stages 3 0.656 ms vs 2 0.692 (precomputed g), 0.831 vs 0.839 with the softplus gate in the kernel
@@ -100,8 +106,10 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # Chunks of 64 (earlier sessions, logs under benchmarks/results/logs_h200_20261129b/ and _c/):
 # BK16/BVI32/4 warps 1.243 ms, loop_stages 2 1.213, capped at 168 registers (3 CTAs per SM) 1.102,
 # at 128 1.217; 2 warps 1.743; BK32/4 warps 1.416; 8 warps slower.
-INTRA_CONFIG = {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168}
+INTRA_CONFIG = {"BK": 16, "BK2": 32, "BVI": 32, "cumsum_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
+                "maxnreg": 168}
 INTRA_CANDIDATES = [
+    {"BK": 16, "BK2": 32, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
@@ -156,34 +164,6 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
         b_g = kda_gate_tl(b_g, b_A, lower_bound, HAS_A, GATE == 2)
         b_g = tl.where(m, b_g, 0.0)
     return b_q, b_k, b_g
-
-
-@triton.jit
-def _chunk_decays(b_g, C: tl.constexpr, BK: tl.constexpr, BLOCKED: tl.constexpr):
-    """From per-token log decays ``b_g [C, BK]`` (<= 0): ``e^{G_i}`` and ``e^{G_C - G_i}`` ``[C, BK]``
-    and ``G_C`` ``[BK]``, with ``G`` the inclusive cumsum over the chunk. Every exponent is a sum of
-    terms <= 0 (the reverse one ``R_i - g_i`` with ``R`` the inclusive reverse cumsum: <= 0 exactly
-    in fp32). ``BLOCKED``: the scans run within the 16-row sub-chunks (inside one warp when the
-    warps split the rows) and the sub-chunk totals are added afterwards, instead of two scans over
-    all C rows, which cross warps through shared memory."""
-    if BLOCKED:
-        NS: tl.constexpr = C // 16
-        g3 = tl.reshape(b_g, (NS, 16, BK))
-        fwd = tl.cumsum(g3, axis=1)
-        bwd = tl.cumsum(g3, axis=1, reverse=True) - g3
-        tot = tl.sum(g3, axis=1)                                          # [NS, BK]
-        bi = tl.arange(0, NS)[:, None, None]
-        bj = tl.arange(0, NS)[None, :, None]
-        before = tl.sum(tl.where(bj < bi, tot[None, :, :], 0.0), axis=1)  # totals of earlier sub-chunks
-        after = tl.sum(tl.where(bj > bi, tot[None, :, :], 0.0), axis=1)   # and of later ones
-        e_g = tl.reshape(tl.exp(fwd + before[:, None, :]), (C, BK))
-        e_kg = tl.reshape(tl.exp(bwd + after[:, None, :]), (C, BK))
-        g_tot = tl.sum(tot, axis=0)
-    else:
-        e_g = tl.exp(tl.cumsum(b_g, axis=0))
-        e_kg = tl.exp(tl.cumsum(b_g, axis=0, reverse=True) - b_g)
-        g_tot = tl.sum(b_g, axis=0)
-    return e_g, e_kg, g_tot
 
 
 @triton.jit
@@ -270,7 +250,7 @@ def chunk_intra_kernel(
     scale, lower_bound, T, N, NT, slot_off,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr, BVI: tl.constexpr,
-    BLOCKED_SCANS: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
+    CUMSUM_MMA: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
@@ -359,20 +339,36 @@ def chunk_intra_kernel(
         t_inv = eye + a_off_kk * 1e-30
 
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
+    tri_incl = (rr[None, :] <= rr[:, None]).to(tl.float16)
+    tri_after = (rr[None, :] > rr[:, None]).to(tl.float16)
     for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES):
         cols = kb + tl.arange(0, BK2)
         b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                     H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
         b_q = b_q * rq[:, None]
         b_k = b_k * rk[:, None]
-        e_g, e_kg, g_tot = _chunk_decays(b_g, C, BK2, BLOCKED_SCANS)
+        if CUMSUM_MMA:
+            # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
+            # g = hi + lo with fp32 accumulation (exact products, ~22-bit g); g >= -2^15 keeps hi finite
+            # and changes nothing (e^-32768 is 0 in fp32 already)
+            g16 = tl.maximum(b_g, -32768.0)
+            g_hi = g16.to(tl.float16)
+            g_lo = (g16 - g_hi.to(tl.float32)).to(tl.float16)
+            g_cum = tl.minimum(tl.dot(tri_incl, g_hi, tl.dot(tri_incl, g_lo)), 0.0)
+            g_rest = tl.minimum(tl.dot(tri_after, g_hi, tl.dot(tri_after, g_lo)), 0.0)
+        else:
+            g_cum = tl.cumsum(b_g, axis=0)
+            g_rest = tl.cumsum(b_g, axis=0, reverse=True) - b_g
+        e_g = tl.exp(g_cum)
+        e_kg = tl.exp(g_rest)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
         x = b_k * e_g * b_beta[:, None]
         b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
         tl.store(w_out + hv64 * s_w + o_ck, b_w.to(w_out.dtype.element_ty))
         tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
         tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
-        tl.store(gc_out + hv64 * s_gc + slot * K + cols, tl.exp(g_tot))
+        # gC = e^{G_C} is e_g's last row (rows past the end of a sequence carry g = 0): no reduction
+        tl.store(gc_out + hv64 * s_gc + slot * K + rr[:, None] * 0 + cols[None, :], e_g, mask=(rr == C - 1)[:, None])
 
     # ---------------------------------------------------------------- u = Tinv (beta v)
     for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
