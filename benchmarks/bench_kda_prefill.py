@@ -215,11 +215,10 @@ def sweep(rep):
 
 ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
     ("default", {}),
+    ("diag by reductions", {"diag_mma": False}),
     ("cumsum scans", {"cumsum_mma": False}),
-    ("cumsum scans BK2 64", {"cumsum_mma": False, "BK2": 64}),
-    ("BK2 16", {"BK2": 16}),
-    ("BK2 64", {"BK2": 64}),
-    ("BK2 64 maxnreg 192", {"BK2": 64, "maxnreg": 192}),
+    ("BK2 32", {"BK2": 32}),
+    ("BK2 32 diag reductions", {"BK2": 32, "diag_mma": False}),
     ("no register cap", {"maxnreg": 0}),
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),
@@ -283,14 +282,11 @@ def ablate(rep, which="all", modes=("g",)):
         workspace.empty_cache()
 
 
-ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config)
-    ("1 part, flat grid", {"grid_3d": False}, {"max_parts": 1}),
+ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); first session's run also had
+    # the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/)
     ("1 part", {}, {"max_parts": 1}),
     ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("4 parts, no priority", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30,
-                                  "high_priority": False}),
-    ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("default", {}, None),
 ]
 

@@ -48,8 +48,13 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the defau
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
   steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
   block-lower, ``N^NS = 0``): ``Tinv = (I - N + N^2 - N^3) D`` (Horner, tensor cores).
-* ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G} = e^{R - g}`` with ``R`` the reverse cumsum
-  (``R_i - g_i <= 0`` exactly in fp32); ``gC = e^{sum g}``. All <= 0.
+* ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
+  (the last row of ``e^{G}``). Default (``cumsum_mma``): both sums are products of 0/1 triangle
+  matrices with ``g = hi + lo`` (fp16 halves, g clamped at -2^15 where e^g is 0 in fp32 anyway)
+  on the tensor cores, fp32 accumulation, clamped at 0 (the split's rounding may leave +1e-12);
+  otherwise scans, ``R_i - g_i`` with ``R`` the inclusive reverse cumsum (<= 0 exactly in fp32).
+  Sums of terms of one sign, so the exponents of ``e^G`` that do not underflow (G > -104) are
+  accurate to ~2^-21 relative.
 * Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
   accumulation; the inverse, w and u use fp32 operands with ``INV_PREC`` (tf32 by default).
@@ -90,27 +95,21 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # prints the winner, --ablate times variants per stage. BK: K-slice width of pass 1 (scores); BK2: of
 # pass 2 (w, qg, kg; default BK); BVI: V-slice width for u; loop_stages: software-pipelining depth of
 # the K/V loops; maxnreg: register cap per thread.
-# Sixth session (logs_h200_20261130b/ablate_intra.log): pass 2 on slices of 32 instead of 16 (half
-# as many of its two chunk-wide cumsums, which cross the two warps through shared memory, ~20% of
-# the stall samples in Nsight Compute): 0.678 -> 0.647 ms (precomputed g), 0.835 -> 0.805 (gate).
-# Scans inside the 16-row sub-chunks (inside one warp) plus sub-chunk totals instead were no
-# better: 0.710 / 0.641 ms at BK2 16 / 32 with g, 0.863 / 0.821 with the gate.
-# Measured on the H200 (CUDA-graph medians of this stage alone, B1 T8192 H32, precomputed g).
-# Fifth session (logs_h200_20261130/prefill_ablate_round2.log; two runs agree within 0.001 ms): loop
-# stages 3 0.656 ms vs 2 0.692 (precomputed g), 0.831 vs 0.839 with the softplus gate in the kernel
-# (the fourth session's single run had loop stages 3 at 0.764).
-# Chunks of 32 (fourth session, logs_h200_20261129d/prefill_ablate_chunk32_round*.log): 2 warps
-# capped at 168 registers 0.695 ms; 2 warps uncapped 0.815-0.821, capped at 128 0.707, loop stages
-# 1 / 3 1.033 / 0.764; 4 warps capped at 168 1.041, uncapped 1.354, capped at 128 0.994; BK32 with
-# 4 / 2 / 8 warps 1.211 / 1.107 / 1.917; 1 warp 1.105 (BK16) and 1.193 (BK32).
-# Chunks of 64 (earlier sessions, logs under benchmarks/results/logs_h200_20261129b/ and _c/):
-# BK16/BVI32/4 warps 1.243 ms, loop_stages 2 1.213, capped at 168 registers (3 CTAs per SM) 1.102,
-# at 128 1.217; 2 warps 1.743; BK32/4 warps 1.416; 8 warps slower.
-INTRA_CONFIG = {"BK": 16, "BK2": 32, "BVI": 32, "cumsum_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
+# Sixth session (logs_h200_20261130b/ablate_intra_pass2.log, ablate_intra_cumsum_mma.log): pass 2's
+# two chunk-wide cumsums per slice (scans across the two warps through shared memory: ~20% of the
+# stall samples in Nsight Compute, ncu_hot_lines.txt) taken as fp16 hi/lo products with triangular
+# ones matrices on the tensor cores (cumsum_mma): 0.618 -> 0.502 ms at BK2 32 (precomputed g),
+# 0.839 -> 0.651 with the gate; BK2 16 0.506 / 0.584 (the default), BK2 64 spills (0.568 / 0.806).
+# With scans, BK2 32 beat 16 (0.647 vs 0.678 ms); scans inside the 16-row sub-chunks plus sub-chunk
+# totals were no better (0.641-0.710).
+INTRA_CONFIG = {"BK": 16, "BK2": 16, "BVI": 32, "cumsum_mma": True, "diag_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168}
 INTRA_CANDIDATES = [
+    {"BK": 16, "BK2": 16, "BVI": 32, "cumsum_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
+     "maxnreg": 168},
+    {"BK": 16, "BK2": 32, "BVI": 32, "cumsum_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
+     "maxnreg": 168},
     {"BK": 16, "BK2": 32, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
-    {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
     {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
@@ -167,16 +166,27 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
-def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
-                ELL: tl.constexpr, DOT_DT: tl.constexpr):
+def _diag_level(lx, g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
+                ELL: tl.constexpr, DOT_DT: tl.constexpr, DIAG_MMA: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
     half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
-    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides."""
+    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides.
+    ``DIAG_MMA``: the exponent of row t is the sum of g over ``(a, t]`` (t >= a) or ``(t, a]``
+    (t < a), taken as a product of a 0/1 matrix with ``g = g_hi + g_lo`` on the tensor cores;
+    otherwise ``-|lx_t - lx_a|`` with the anchor ``lx_a`` picked out by a reduction."""
     GRP: tl.constexpr = 2 * ELL
-    lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
-    pos4 = tl.arange(0, GRP)[None, None, :, None]
-    anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
-    f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
+    if DIAG_MMA:
+        ri = tl.arange(0, BC)[:, None]
+        rt = tl.arange(0, BC)[None, :]
+        a = (ri // GRP) * GRP + ELL
+        span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
+        e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
+        f3 = tl.exp(tl.minimum(tl.dot(e_mat, g_hi, tl.dot(e_mat, g_lo)), 0.0))
+    else:
+        lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
+        pos4 = tl.arange(0, GRP)[None, None, :, None]
+        anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
+        f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
     loc = tl.arange(0, BC)[None, :, None]
     lower = (loc % GRP) >= ELL
     kf = k3 * f3
@@ -195,7 +205,8 @@ def _diag_level(lx, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK
 def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
                  ssq_q, ssq_k, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
                  BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
-                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
+                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, DIAG_MMA: tl.constexpr,
+                 ABL: tl.constexpr):
     """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares."""
     NS: tl.constexpr = C // BC
     LOG_BC: tl.constexpr = 4  # BC == 16
@@ -235,8 +246,15 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
         acc_qk = tl.dot(left_q, right_t, acc_qk)
     # diagonal blocks: levels l = 8, 4, 2, 1
     if (ABL & 2) == 0:
+        g_hi = g3
+        g_lo = g3
+        if DIAG_MMA:
+            g16 = tl.maximum(g3, -32768.0)
+            g_hi = g16.to(tl.float16)
+            g_lo = (g16 - g_hi.to(tl.float32)).to(tl.float16)
         for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level(lx, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
+            dg_kk, dg_qk = _diag_level(lx, g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT,
+                                       DIAG_MMA)
     dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
 
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
@@ -250,7 +268,7 @@ def chunk_intra_kernel(
     scale, lower_bound, T, N, NT, slot_off,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr, BVI: tl.constexpr,
-    CUMSUM_MMA: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
+    CUMSUM_MMA: tl.constexpr, DIAG_MMA: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
@@ -295,7 +313,7 @@ def chunk_intra_kernel(
     for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
         acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
             q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, ABL)
+            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, DIAG_MMA, ABL)
 
     # ---------------------------------------------------------------- scaling (l2norm, beta)
     if USE_L2NORM:
