@@ -233,12 +233,18 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
 ]
 ABLATE_STATE = [
     ("BV32 4w 3st chains", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True}),
-    ("BV32 4w 3st chains vb", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True, "v_bound": True}),
+    ("BV32 4w 3st ch. flat", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True, "grid_3d": False}),
     ("BV32 2w 2st adj", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True}),
-    ("BV32 2w 2st adj vb", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True, "v_bound": True}),
+    ("BV32 2w 2st adj flat", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True,
+                              "grid_3d": False}),
     ("BV32 4w 3st", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": False}),
+    ("BV32 2w 2st", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": False}),
+    ("BV32 2w 2st chains", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": True}),
+    ("BV16 2w 3st chains", {"BV": 16, "num_warps": 2, "num_stages": 3, "split_chains": True}),
     ("BV16 4w 3st chains", {"BV": 16, "num_warps": 4, "num_stages": 3, "split_chains": True}),
-    ("BV16 4w 3st chains vb", {"BV": 16, "num_warps": 4, "num_stages": 3, "split_chains": True, "v_bound": True}),
+    ("BV32 8w 3st chains", {"BV": 32, "num_warps": 8, "num_stages": 3, "split_chains": True}),
+    ("BV64 4w 2st chains", {"BV": 64, "num_warps": 4, "num_stages": 2, "split_chains": True}),
+    ("BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2, "split_chains": False}),
 ]
 
 

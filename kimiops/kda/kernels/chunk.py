@@ -282,7 +282,7 @@ def _launch_state(p, lo=0, hi=None):
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, PREC=NUMERICS_CONFIG["state_prec"],
-        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, V_BOUND=bool(sc.get("v_bound", False)),
+        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
         SPLIT_F16=bool(sc.get("split_f16", True)), SPLIT_CHAINS=bool(sc.get("split_chains", False)),
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

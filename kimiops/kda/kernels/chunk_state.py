@@ -67,9 +67,8 @@ import triton.language as tl
 # the new grid 0.825); 8 x 1024 + 8192 last 1.146 -> 0.814.
 # (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
 # B8 T1024; logs_h200_20261129b/.)
-STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True, "v_bound": True}
-STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True, "v_tiles_adjacent": True,
-                     "v_bound": True}
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True}
+STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True, "v_tiles_adjacent": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True},
@@ -91,15 +90,7 @@ def state_config_for(pairs: int) -> dict:
 @triton.jit
 def _split_f16(x):
     """fp32 ``x`` -> (hi, lo, 1/s) with ``x * s = hi + lo`` to ~22 bits, hi/lo fp16, max|x*s| = 2^14."""
-    return _split_f16_below(x, tl.max(tl.abs(x)))
-
-
-@triton.jit
-def _split_f16_below(x, bound):
-    """``_split_f16`` with the scale taken from ``bound >= max|x|`` (max|x*s| <= 2^14, no fp16
-    overflow). A loose bound costs precision only gracefully: elements with |x*s| >= 2^-3 keep
-    ~22 bits, so a bound up to 2^17 times too large loses nothing for the largest elements."""
-    s = 16384.0 / tl.maximum(bound, 1e-30)
+    s = 16384.0 / tl.maximum(tl.max(tl.abs(x)), 1e-30)
     xs = x * s
     hi = xs.to(tl.float16)
     lo = (xs - hi.to(tl.float32)).to(tl.float16)
@@ -109,7 +100,7 @@ def _split_f16_below(x, bound):
 @triton.jit
 def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s, slot, t0, eos,
                 HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr,
-                SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr, V_BOUND: tl.constexpr):
+                SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr):
     """One chunk: returns the new state, stores the chunk's output rows."""
     hv64 = hv.to(tl.int64)
     slot = slot.to(tl.int64)
@@ -137,14 +128,7 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
             b_ws = tl.dot(w16, s_hi, tl.dot(w16, s_lo))
         b_qs = tl.dot(q16, s_hi)
         b_vn = b_u - b_ws * inv_s
-        if V_BOUND:
-            # |v'| <= max|u| + max_c sum_k |w_ck| * max|S|: from tiles loaded at the start of the step and
-            # S's scale, so the split of v' waits for no reduction of its own (x2: rounding margin)
-            w_l1 = tl.max(tl.sum(tl.abs(b_w.to(tl.float32)), axis=1))
-            v_bound = 2.0 * (tl.max(tl.abs(b_u)) + w_l1 * (16384.0 * inv_s))
-            v_hi, v_lo, inv_v = _split_f16_below(b_vn, v_bound)
-        else:
-            v_hi, v_lo, inv_v = _split_f16(b_vn)
+        v_hi, v_lo, inv_v = _split_f16(b_vn)
         a16 = b_a.to(tl.float16)
         k16t = tl.trans(b_kg.to(tl.float16))
         b_o = b_qs * inv_s + tl.dot(a16, v_hi) * inv_v
@@ -201,7 +185,7 @@ def chunk_state_kernel(
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     PREC: tl.constexpr, SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
-    GRID_3D: tl.constexpr, PARTED: tl.constexpr, V_BOUND: tl.constexpr,
+    GRID_3D: tl.constexpr, PARTED: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
@@ -278,7 +262,7 @@ def chunk_state_kernel(
 
     for c in range(c_lo, c_hi):
         b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16, SPLIT_CHAINS, V_BOUND)
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16, SPLIT_CHAINS)
 
     if HAS_HT:
         if ends_here:
