@@ -71,6 +71,9 @@ ORDER_MAX_SEQS = 1024
 # B1 T32768 4.654 -> 4.406 (2), 4.330 (4), 4.404 (8); in-kernel gate: 1.341 -> 1.326, 5.392 -> 5.016.
 # Eager (ablate_pipeline_b1_eager.log), where more parts mean more host launches: B1 T8192 with the
 # gate 1.354 ms in one part, 1.314 in 2, 1.394 in 4; so at least 128 slots per part (T8192: 2 parts).
+# After stage 1 got faster (ablate_pipeline_after_stage1.log): B1 T8192 0.970 -> 0.929 ms (2 parts),
+# B1 T32768 3.832 -> 3.470 (4 parts); with the gate 1.072 -> 1.032, 4.218 -> 3.880; batches still
+# lose (B8 T1024 0.711 -> 0.722 in 2 parts, B4 T4096 1.391 -> 1.613, varlen 1.466 -> 1.668).
 # With 128 pairs or more every part count loses: B8 T1024 0.913 -> 0.935 (2 parts), 1.030 (4);
 # B4 T4096 1.787 -> 2.026 (2); varlen 7 sequences 1.884 -> 2.092 (2).
 PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 128, "below_pairs": 128, "high_priority": True}

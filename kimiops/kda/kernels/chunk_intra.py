@@ -102,6 +102,9 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # 0.839 -> 0.651 with the gate; BK2 16 0.506 / 0.584 (the default), BK2 64 spills (0.568 / 0.806).
 # With scans, BK2 32 beat 16 (0.647 vs 0.678 ms); scans inside the 16-row sub-chunks plus sub-chunk
 # totals were no better (0.641-0.710).
+# diag_mma: the diagonal hierarchy's exponents (a sum of g over a span of rows per level) as 0/1-matrix
+# products instead of anchor reductions: 0.507 -> 0.452 ms (g), 0.585 -> 0.553 (gate)
+# (ablate_intra_diag_mma.log).
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "BVI": 32, "cumsum_mma": True, "diag_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168}
 INTRA_CANDIDATES = [
