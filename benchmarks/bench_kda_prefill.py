@@ -215,10 +215,7 @@ def sweep(rep):
 
 ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (timing only)
     ("default", {}),
-    ("diag by reductions", {"diag_mma": False}),
-    ("cumsum scans", {"cumsum_mma": False}),
     ("BK2 32", {"BK2": 32}),
-    ("BK2 32 diag reductions", {"BK2": 32, "diag_mma": False}),
     ("no register cap", {"maxnreg": 0}),
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),

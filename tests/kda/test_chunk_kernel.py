@@ -144,11 +144,10 @@ def test_state_config_follows_sequences_times_heads():
     assert state_config_for(WIDE_MIN_PAIRS) is STATE_CONFIG_WIDE
 
 
-@pytest.mark.parametrize("intra", [None, {"cumsum_mma": True, "diag_mma": True}, {"cumsum_mma": False, "diag_mma": False}],
-                         ids=["default", "mma", "scan"])
+@pytest.mark.parametrize("intra", [None, {"BK2": 32}], ids=["default", "bk2_32"])
 def test_huge_softplus_gates_finite_and_exact(device, intra):
-    """|g| per step up to ~3e3 and in-chunk spans of ~1e5: every exponent must stay <= 0 (both ways
-    of taking the cumsums and the diagonal hierarchy's exponents)."""
+    """|g| per step up to ~3e3 and in-chunk spans of ~1e5: every exponent must stay <= 0 (the fp16
+    hi/lo halves of g clamp at -2^15 without changing a result)."""
     inp = make_inputs(1, 80, 1, 2, 32, 32, "softplus", torch.float32, device, seed=7, mild=False)
     inp["A_log"] = torch.tensor([math.log(200.0), math.log(60.0)], device=device)
     inp["g"] = (inp["g"] * 2 + 8).contiguous()  # softplus argument mostly ~ 8..20 -> |g| ~ 1e3..3e3
@@ -308,8 +307,7 @@ def test_separate_ht_indices_and_no_h0(device):
 @pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split_f16": False}),
                                          ({"BK": 16, "BVI": 64}, {"BV": 32, "split_f16": True}),
                                          ({"BK": 16, "BVI": 32}, {"num_stages": 2}),
-                                         ({"BK2": 16, "cumsum_mma": True, "diag_mma": True}, {}),
-                                         ({"BK2": 64, "cumsum_mma": False}, {})])
+                                         ({"BK2": 64}, {})])
 def test_alternate_configs(device, intra, state):
     """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""
     inp = make_inputs(1, 100, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)

@@ -240,8 +240,7 @@ def _launch_intra(p, lo=0, hi=None):
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0),
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
-    common.update(BK=min(ic.get("BK", 16), p["K"]), BK2=min(ic.get("BK2", ic.get("BK", 16)), p["K"]),
-                  CUMSUM_MMA=bool(ic.get("cumsum_mma", False)), DIAG_MMA=bool(ic.get("diag_mma", False)))
+    common.update(BK=min(ic.get("BK", 16), p["K"]), BK2=min(ic.get("BK2", ic.get("BK", 16)), p["K"]))
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
     return chunk_intra_kernel[(hi - lo, p["HV"])](

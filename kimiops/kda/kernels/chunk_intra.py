@@ -44,17 +44,19 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the defau
   (the highest bit where i and j differ); i == j contributes ``q_i . k_i``. One exponential per
   element per level (``e^{-|G_t - G_a|}`` serves as left factor for rows below the anchor and
   right factor above it), i.e. 4 per element instead of 16 for pairwise, and the sums run on
-  tensor cores (batched ``[NS, BC, BK] x [NS, BK, BC]``).
+  tensor cores (batched ``[NS, BC, BK] x [NS, BK, BC]``). The exponent ``-|G_t - G_a|`` is the sum
+  of g over the rows between t and a: a product of a 0/1 matrix with g (below).
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
   steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
   block-lower, ``N^NS = 0``): ``Tinv = (I - N + N^2 - N^3) D`` (Horner, tensor cores).
 * ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
-  (the last row of ``e^{G}``). Default (``cumsum_mma``): both sums are products of 0/1 triangle
-  matrices with ``g = hi + lo`` (fp16 halves, g clamped at -2^15 where e^g is 0 in fp32 anyway)
-  on the tensor cores, fp32 accumulation, clamped at 0 (the split's rounding may leave +1e-12);
-  otherwise scans, ``R_i - g_i`` with ``R`` the inclusive reverse cumsum (<= 0 exactly in fp32).
-  Sums of terms of one sign, so the exponents of ``e^G`` that do not underflow (G > -104) are
-  accurate to ~2^-21 relative.
+  (the last row of ``e^{G}``).
+* Sums of g over row spans (pass 2's cumsums, the hierarchy's exponents) are products of 0/1
+  matrices with ``g = hi + lo`` (fp16 halves, ~22 bits; g clamped at -2^15, where e^g is 0 in fp32
+  anyway) on the tensor cores with fp32 accumulation, clamped at 0 (the split's rounding may leave
+  +1e-12). They replace scans and reductions across lanes and warps, which went through shared
+  memory. Every such sum adds terms of one sign, so the exponents that matter (> -104, below that
+  e^x is 0) are accurate to ~2^-21 relative.
 * Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
   accumulation; the inverse, w and u use fp32 operands with ``INV_PREC`` (tf32 by default).
@@ -98,20 +100,17 @@ from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 # Sixth session (logs_h200_20261130b/ablate_intra_pass2.log, ablate_intra_cumsum_mma.log): pass 2's
 # two chunk-wide cumsums per slice (scans across the two warps through shared memory: ~20% of the
 # stall samples in Nsight Compute, ncu_hot_lines.txt) taken as fp16 hi/lo products with triangular
-# ones matrices on the tensor cores (cumsum_mma): 0.618 -> 0.502 ms at BK2 32 (precomputed g),
+# ones matrices on the tensor cores: 0.618 -> 0.502 ms at BK2 32 (precomputed g),
 # 0.839 -> 0.651 with the gate; BK2 16 0.506 / 0.584 (the default), BK2 64 spills (0.568 / 0.806).
 # With scans, BK2 32 beat 16 (0.647 vs 0.678 ms); scans inside the 16-row sub-chunks plus sub-chunk
 # totals were no better (0.641-0.710).
-# diag_mma: the diagonal hierarchy's exponents (a sum of g over a span of rows per level) as 0/1-matrix
-# products instead of anchor reductions: 0.507 -> 0.452 ms (g), 0.585 -> 0.553 (gate)
-# (ablate_intra_diag_mma.log).
-INTRA_CONFIG = {"BK": 16, "BK2": 16, "BVI": 32, "cumsum_mma": True, "diag_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
+# The diagonal hierarchy's exponents (a sum of g over a span of rows per level) as 0/1-matrix products
+# instead of anchor reductions: 0.507 -> 0.452 ms (g), 0.585 -> 0.553 (gate) (ablate_intra_diag_mma.log).
+# Those variants are in the history (commit d03622e); the kernel keeps the products only.
+INTRA_CONFIG = {"BK": 16, "BK2": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168}
 INTRA_CANDIDATES = [
-    {"BK": 16, "BK2": 16, "BVI": 32, "cumsum_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
-     "maxnreg": 168},
-    {"BK": 16, "BK2": 32, "BVI": 32, "cumsum_mma": True, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
-     "maxnreg": 168},
+    {"BK": 16, "BK2": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BK2": 32, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
     {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
@@ -169,27 +168,29 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
-def _diag_level(lx, g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
-                ELL: tl.constexpr, DOT_DT: tl.constexpr, DIAG_MMA: tl.constexpr):
+def _split_g(x):
+    """Log decays (fp32, <= 0) as fp16 ``hi + lo`` (~22 bits) for exact tensor-core products with 0/1
+    matrices; clamped at -2^15 (fp16 range), where ``e^x`` is 0 in fp32 anyway."""
+    x = tl.maximum(x, -32768.0)
+    hi = x.to(tl.float16)
+    return hi, (x - hi.to(tl.float32)).to(tl.float16)
+
+
+@triton.jit
+def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
+                ELL: tl.constexpr, DOT_DT: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
     half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
-    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides.
-    ``DIAG_MMA``: the exponent of row t is the sum of g over ``(a, t]`` (t >= a) or ``(t, a]``
-    (t < a), taken as a product of a 0/1 matrix with ``g = g_hi + g_lo`` on the tensor cores;
-    otherwise ``-|lx_t - lx_a|`` with the anchor ``lx_a`` picked out by a reduction."""
+    ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides. Its
+    exponent, the sum of g over ``(a, t]`` (t >= a) or ``(t, a]`` (t < a), is a product of a 0/1
+    matrix with ``g = g_hi + g_lo`` on the tensor cores (no anchor extraction by reductions)."""
     GRP: tl.constexpr = 2 * ELL
-    if DIAG_MMA:
-        ri = tl.arange(0, BC)[:, None]
-        rt = tl.arange(0, BC)[None, :]
-        a = (ri // GRP) * GRP + ELL
-        span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
-        e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
-        f3 = tl.exp(tl.minimum(tl.dot(e_mat, g_hi, tl.dot(e_mat, g_lo)), 0.0))
-    else:
-        lx4 = tl.reshape(lx, (NS, BC // GRP, GRP, BK))
-        pos4 = tl.arange(0, GRP)[None, None, :, None]
-        anchor = tl.sum(tl.where(pos4 == ELL, lx4, 0.0), axis=2, keep_dims=True)
-        f3 = tl.reshape(tl.exp(-tl.abs(lx4 - anchor)), (NS, BC, BK))
+    ri = tl.arange(0, BC)[:, None]
+    rt = tl.arange(0, BC)[None, :]
+    a = (ri // GRP) * GRP + ELL
+    span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
+    e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
+    f3 = tl.exp(tl.minimum(tl.dot(e_mat, g_hi, tl.dot(e_mat, g_lo)), 0.0))
     loc = tl.arange(0, BC)[None, :, None]
     lower = (loc % GRP) >= ELL
     kf = k3 * f3
@@ -208,8 +209,7 @@ def _diag_level(lx, g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.c
 def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
                  ssq_q, ssq_k, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
                  BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
-                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, DIAG_MMA: tl.constexpr,
-                 ABL: tl.constexpr):
+                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
     """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares."""
     NS: tl.constexpr = C // BC
     LOG_BC: tl.constexpr = 4  # BC == 16
@@ -249,15 +249,9 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
         acc_qk = tl.dot(left_q, right_t, acc_qk)
     # diagonal blocks: levels l = 8, 4, 2, 1
     if (ABL & 2) == 0:
-        g_hi = g3
-        g_lo = g3
-        if DIAG_MMA:
-            g16 = tl.maximum(g3, -32768.0)
-            g_hi = g16.to(tl.float16)
-            g_lo = (g16 - g_hi.to(tl.float32)).to(tl.float16)
+        g_hi, g_lo = _split_g(g3)
         for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level(lx, g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT,
-                                       DIAG_MMA)
+            dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
     dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
 
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
@@ -271,7 +265,7 @@ def chunk_intra_kernel(
     scale, lower_bound, T, N, NT, slot_off,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr, BVI: tl.constexpr,
-    CUMSUM_MMA: tl.constexpr, DIAG_MMA: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
+    GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
@@ -316,7 +310,7 @@ def chunk_intra_kernel(
     for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
         acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
             q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, DIAG_MMA, ABL)
+            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, ABL)
 
     # ---------------------------------------------------------------- scaling (l2norm, beta)
     if USE_L2NORM:
@@ -368,18 +362,12 @@ def chunk_intra_kernel(
                                     H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
         b_q = b_q * rq[:, None]
         b_k = b_k * rk[:, None]
-        if CUMSUM_MMA:
-            # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
-            # g = hi + lo with fp32 accumulation (exact products, ~22-bit g); g >= -2^15 keeps hi finite
-            # and changes nothing (e^-32768 is 0 in fp32 already)
-            g16 = tl.maximum(b_g, -32768.0)
-            g_hi = g16.to(tl.float16)
-            g_lo = (g16 - g_hi.to(tl.float32)).to(tl.float16)
-            g_cum = tl.minimum(tl.dot(tri_incl, g_hi, tl.dot(tri_incl, g_lo)), 0.0)
-            g_rest = tl.minimum(tl.dot(tri_after, g_hi, tl.dot(tri_after, g_lo)), 0.0)
-        else:
-            g_cum = tl.cumsum(b_g, axis=0)
-            g_rest = tl.cumsum(b_g, axis=0, reverse=True) - b_g
+        # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
+        # g = hi + lo with fp32 accumulation (exact products, ~22-bit g); g >= -2^15 keeps hi finite
+        # and changes nothing (e^-32768 is 0 in fp32 already)
+        g_hi, g_lo = _split_g(b_g)
+        g_cum = tl.minimum(tl.dot(tri_incl, g_hi, tl.dot(tri_incl, g_lo)), 0.0)
+        g_rest = tl.minimum(tl.dot(tri_after, g_hi, tl.dot(tri_after, g_lo)), 0.0)
         e_g = tl.exp(g_cum)
         e_kg = tl.exp(g_rest)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
