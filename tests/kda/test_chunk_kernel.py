@@ -15,7 +15,7 @@ import torch
 
 from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
-from kimiops.kda.kernels.chunk import chunk_kda_fwd
+from kimiops.kda.kernels.chunk import chunk_kda_fwd, pipeline_parts
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, STATE_CONFIG_WIDE, WIDE_MIN_PAIRS, state_config_for
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
@@ -217,6 +217,22 @@ def test_dispatch_order_does_not_change_results(device, wide):
         assert torch.equal(o, results[0][0]) and torch.equal(ht, results[0][1])
     ro, rs = reference(inp, gate="softplus", scale=0.2, cu_seqlens=cu)
     assert rel_err(results[0][0], ro) < 3e-3 and rel_err(results[0][1], rs) < 3e-3
+
+
+def test_pipeline_parts_follow_the_measured_rule():
+    """Parts only below 128 (sequence, head) pairs, at least 128 slots each, at most 4; contiguous
+    ranges covering every slot (H200 measurements in chunk.py)."""
+    assert pipeline_parts(256, 32) == [(0, 128), (128, 256)]                 # B1 T8192, 32 heads
+    assert pipeline_parts(1024, 32) == [(0, 256), (256, 512), (512, 768), (768, 1024)]  # B1 T32768
+    assert pipeline_parts(4000, 32)[-1] == (3000, 4000) and len(pipeline_parts(4000, 32)) == 4
+    assert pipeline_parts(255, 32) == [(0, 255)]                             # too short to split
+    assert pipeline_parts(1024, 128) == [(0, 1024)]                          # B4: the state fills the GPU
+    assert pipeline_parts(521, 224) == [(0, 521)]                            # varlen 7 sequences x 32
+    assert pipeline_parts(0, 0) == [(0, 0)]
+    for n_slots in (1, 7, 300, 1001):
+        parts = pipeline_parts(n_slots, 1, {"max_parts": 5, "min_part_slots": 1})
+        assert parts[0][0] == 0 and parts[-1][1] == n_slots
+        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(parts, parts[1:]))
 
 
 def _parts(n):

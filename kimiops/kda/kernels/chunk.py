@@ -48,7 +48,8 @@ from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, lo
 from kimiops.kda.workspace import get_buffer
 from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG", "PIPELINE_CONFIG"]
+__all__ = ["chunk_kda_fwd", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG",
+           "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -180,14 +181,29 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
-    n_parts = max(1, min(pc["max_parts"], NC // max(1, pc["min_part_slots"])))
-    if N * HV >= pc["below_pairs"]:
-        n_parts = 1
-    plan["parts"] = [(NC * i // n_parts, NC * (i + 1) // n_parts) for i in range(n_parts)]
+    plan["parts"] = pipeline_parts(NC, N * HV, pc)
     plan["high_priority"] = bool(pc["high_priority"])
-    if n_parts > 1:
+    if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
     return plan
+
+
+def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None) -> list[tuple[int, int]]:
+    """Slot ranges ``[lo, hi)`` of the pipelined parts (contiguous, covering ``[0, n_slots)``).
+
+    Args:
+        n_slots: chunk slots of the call (``NC``).
+        pairs: sequences x value heads (``N * HV``).
+        config: ``PIPELINE_CONFIG`` keys to override.
+    Returns:
+        ``[(0, n_slots)]`` (one part) at ``config["below_pairs"]`` pairs or more, else
+        ``min(max_parts, n_slots // min_part_slots)`` near-equal parts (at least one).
+    """
+    pc = dict(PIPELINE_CONFIG, **(config or {}))
+    n = max(1, min(pc["max_parts"], n_slots // max(1, pc["min_part_slots"])))
+    if pairs >= pc["below_pairs"]:
+        n = 1
+    return [(n_slots * i // n, n_slots * (i + 1) // n) for i in range(n)]
 
 
 def _launch(p):
