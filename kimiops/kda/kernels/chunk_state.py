@@ -48,8 +48,10 @@ import triton.language as tl
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps the candidates and prints
 # the winner. Few (sequence, head) pairs: narrow V tiles are what fill the 132 SMs. Many pairs
 # (>= WIDE_MIN_PAIRS): the grid fills the SMs anyway, and 2 warps per tile let more tiles run per SM.
-# split_chains: hi and lo products in separate accumulators (see ``_chunk_step``); it pays where one
-# tile's chunk loop is latency-bound (few pairs), not where many tiles share an SM.
+# split_chains: the hi and lo products written as two dots that are added (see ``_chunk_step``); Triton
+# folds that back into one accumulator chain (hi first), so it differs from the one-chain form only in
+# order. It measured faster where one tile's chunk loop is latency-bound (few pairs), not where many
+# tiles share an SM.
 # v_tiles_adjacent: dispatch order inside a sequence (see the grid above). longest_first (default
 # on; tests and benchmarks switch it off): varlen batches run longest sequence first.
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32, the output from the
@@ -122,9 +124,9 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
         s_hi, s_lo, inv_s = _split_f16(b_s)
         w16 = b_w.to(tl.float16)
         q16 = b_qg.to(tl.float16)
-        if SPLIT_CHAINS:  # hi and lo products in separate accumulators: two short MMA chains
+        if SPLIT_CHAINS:  # compiles to dot(w, lo, dot(w, hi)): the compiler folds the add
             b_ws = tl.dot(w16, s_hi) + tl.dot(w16, s_lo)
-        else:  # one accumulator: fewer registers and instructions
+        else:
             b_ws = tl.dot(w16, s_hi, tl.dot(w16, s_lo))
         b_qs = tl.dot(q16, s_hi)
         b_vn = b_u - b_ws * inv_s
