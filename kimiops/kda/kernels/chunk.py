@@ -5,7 +5,7 @@ Stages:
 1. ``chunk_intra_kernel`` (``chunk_intra.py``), grid ``(NC, HV)``: per chunk slot and value head,
    gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w + u, all on chip;
    writes w, u, qg, kg, A_qk, gC to scratch (``workspace.py``).
-2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(N * HV * V // BV,)``: walks the chunks of
+2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(HV, V // BV, N)``: walks the chunks of
    each sequence with the state in registers, writes o and the final state. Varlen batches of up
    to ``ORDER_MAX_SEQS`` sequences first sort the lengths (``longest_first_kernel``, one program)
    so the longest sequences are dispatched first.
