@@ -279,8 +279,8 @@ def ablate(rep, which="all", modes=("g",)):
         workspace.empty_cache()
 
 
-ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); first session's run also had
-    # the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/)
+ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs
+    # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/)
     ("1 part", {}, {"max_parts": 1}),
     ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
@@ -384,7 +384,8 @@ def main():
             capability=list(torch.cuda.get_device_capability()), torch=torch.__version__, triton=triton.__version__,
             fla=FLA_VERSION, python=platform.python_version(), H=H, HV=HV, K=K, V=V, dtype="bfloat16",
             numerics=dict((k2, str(v2)) for k2, v2 in chunk_mod.NUMERICS_CONFIG.items()),
-            intra_config=intra, state_config=state, correctness_gate=gate, sweep=sweep_results, rows=rows,
+            intra_config=intra, state_config=state, pipeline_config=dict(chunk_mod.PIPELINE_CONFIG),
+            correctness_gate=gate, sweep=sweep_results, rows=rows,
             complete=complete, geomean_speedup=geo, min_speedup=min(sp) if sp else None, copy_bw=copy_bw,
             flop_formula="per chunk & head: 2C^2K + C^3/3 + C^2(K+V) + 6CKV + C^2V",
             wall_s=time.time() - t_start,
