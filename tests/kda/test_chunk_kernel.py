@@ -432,8 +432,10 @@ def test_gpu_cuda_graph_capture_replay():
 
 
 @pytest.mark.gpu
-def test_gpu_two_streams_concurrently():
-    """Two streams running different problems at once get separate workspaces."""
+@pytest.mark.parametrize("n_parts", [1, 4])
+def test_gpu_two_streams_concurrently(n_parts):
+    """Two streams running different problems at once get separate workspaces (and, in parts,
+    separate forked streams and carries)."""
     a = _gpu_inputs("none", True, T=2048, H=2, HV=2, seed=1)
     b = _gpu_inputs("lower_bound", True, T=2048, H=2, HV=2, seed=2)
     ra, _ = reference(a, gate="none", scale=0.1)
@@ -442,9 +444,9 @@ def test_gpu_two_streams_concurrently():
     torch.cuda.synchronize()
     for _ in range(3):
         with torch.cuda.stream(s1):
-            oa = run(a, gate="none", scale=0.1)
+            oa = run(a, gate="none", scale=0.1, pipeline_config=_parts(n_parts))
         with torch.cuda.stream(s2):
-            ob = run(b, gate="lower_bound", scale=0.1)
+            ob = run(b, gate="lower_bound", scale=0.1, pipeline_config=_parts(n_parts))
     torch.cuda.synchronize()
     assert rel_err(oa, ra) < 3e-3 and rel_err(ob, rb) < 3e-3
 
