@@ -284,6 +284,9 @@ ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the six
     ("1 part", {}, {"max_parts": 1}),
     ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    # a lighter state CTA (less shared memory / fewer warps) may co-reside better with stage 1
+    ("2 parts, state 2 stages", {"num_stages": 2}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("2 parts, state BV16", {"BV": 16}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("default", {}, None),
 ]
 
