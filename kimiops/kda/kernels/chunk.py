@@ -180,9 +180,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     plan["gc"] = get_buffer("kda_gc", dev, torch.float32, HV, (K,), NC)
     if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
-    pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
-    plan["parts"] = pipeline_parts(NC, N * HV, pc)
-    plan["high_priority"] = bool(pc["high_priority"])
+    plan["parts"] = pipeline_parts(NC, N * HV, pipeline_config)
+    plan["high_priority"] = bool((pipeline_config or {}).get("high_priority", PIPELINE_CONFIG["high_priority"]))
     if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
     return plan

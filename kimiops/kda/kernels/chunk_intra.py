@@ -1,8 +1,8 @@
 """Intra-chunk stage of chunked KDA prefill: everything that is parallel over chunks, fused.
 
-What it computes (DESIGN.md section 1), for one chunk of C tokens (``CHUNK_SIZE`` in ``chunk.py``: 32) of one sequence and one
-value head ``hv`` (q/k head ``h = hv // (HV // H)``), after the optional per-token preprocessing
-(gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L2 norm, ``beta = sigmoid(beta)``):
+What it computes (DESIGN.md section 1), for one chunk of C tokens (``CHUNK_SIZE`` in ``chunk.py``:
+32) of one sequence and one value head ``hv`` (q/k head ``h = hv // (HV // H)``), after the
+optional per-token preprocessing (gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L2 norm, ``beta = sigmoid(beta)``):
 
     G        = cumsum(g) inside the chunk (per channel, <= 0, non-increasing)
     A_kk     = beta_i * sum_d k_id k_jd e^{G_id - G_jd}       (j <  i)
@@ -273,9 +273,9 @@ def chunk_intra_kernel(
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
     with head strides ``s_*``. Program ``(i, hv)`` works on chunk slot ``slot_off + i`` (a launch
-    may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py
-    --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy, 4 inverse, 8 w/qg/kg, 16 u; the
-    results are wrong when any is set); the library always passes 0."""
+    may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation
+    bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy,
+    4 inverse, 8 w/qg/kg, 16 u; the results are wrong when any is set); the library always passes 0."""
     pid = tl.program_id(0) + slot_off
     hv = tl.program_id(1)
     h = hv // (HV // H)
@@ -377,7 +377,8 @@ def chunk_intra_kernel(
         tl.store(qg_out + hv64 * s_qg + o_ck, (b_q * e_g * scale).to(qg_out.dtype.element_ty))
         tl.store(kg_out + hv64 * s_kg + o_ck, (b_k * e_kg).to(kg_out.dtype.element_ty))
         # gC = e^{G_C} is e_g's last row (rows past the end of a sequence carry g = 0): no reduction
-        tl.store(gc_out + hv64 * s_gc + slot * K + rr[:, None] * 0 + cols[None, :], e_g, mask=(rr == C - 1)[:, None])
+        o_gc = slot * K + rr[:, None] * 0 + cols[None, :]
+        tl.store(gc_out + hv64 * s_gc + o_gc, e_g, mask=(rr == C - 1)[:, None])
 
     # ---------------------------------------------------------------- u = Tinv (beta v)
     for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):

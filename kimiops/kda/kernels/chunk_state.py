@@ -19,11 +19,12 @@ state tile before its first chunk and writes the same tile after its last, so ``
 ``h0`` (a pool updated in place) as long as sequences own distinct slots. Layouts ``[.., K, V]``
 or, with ``STATE_V_FIRST``, ``[.., V, K]``.
 
-Grid: ``(HV, V // BV, N)`` (``(V // BV, HV, N)`` with V tiles adjacent; the flat ``(N * HV * V // BV,)``
-beyond 65535 sequences, same order), sequence slowest, so whole sequences are dispatched one after the
-other (the flat grid cost 8% at B1 T8192: 0.565 vs 0.524 ms, same order, same code); inside a sequence either the V tiles of one head are neighbours (``v_tiles_adjacent``: they
-read the same chunk tiles, which then come from L2; many pairs) or the heads are (few pairs, where
-every tile is resident at once anyway). Varlen batches are dispatched longest sequence first
+Grid: ``(HV, V // BV, N)`` (``(V // BV, HV, N)`` with V tiles adjacent; the flat
+``(N * HV * V // BV,)`` beyond 65535 sequences, same order), sequence slowest, so whole sequences
+are dispatched one after the other (the flat grid cost 8% at B1 T8192: 0.565 vs 0.524 ms, same
+order, same code). Inside a sequence either the V tiles of one head are neighbours
+(``v_tiles_adjacent``: they read the same chunk tiles, which then come from L2; many pairs) or the
+heads are (few pairs, where every tile is resident at once anyway). Varlen batches are dispatched longest sequence first
 (``longest_first_kernel`` sorts the lengths on the device into scratch): the longest sequence is
 the critical path of this stage, and starting it last (as plain index order may) leaves the GPU
 waiting on it alone. The loop over chunks has a runtime trip count ``cdiv(len_n, C)`` read from
@@ -170,8 +171,9 @@ def _state_slot(indices, n, HAS_IDX: tl.constexpr):
 def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
     """``order[r]`` = index of the sequence with the r-th largest length (ties: lower index first).
     One program; ``N <= BLOCK`` (a power of two). Sorts the int64 keys
-    ``length * BLOCK + (BLOCK - 1 - n)`` in descending order. Padding entries get length -2^40, below any int32 difference, so the first N
-    keys are always the N sequences (a permutation of 0..N-1 even for malformed cu_seqlens)."""
+    ``length * BLOCK + (BLOCK - 1 - n)`` in descending order. Padding entries get length -2^40,
+    below any int32 difference, so the first N keys are always the N sequences (a permutation of
+    0..N-1 even for malformed cu_seqlens)."""
     n = tl.arange(0, BLOCK)
     live = n < N
     lens = tl.load(cu_seqlens + n + 1, mask=live, other=0).to(tl.int64) - \
