@@ -228,20 +228,20 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("pass 1 only", {"ablate": 4 | 8 | 16}),
     ("loads+stores", {"ablate": 31}),
 ]
-ABLATE_STATE = [
-    ("BV32 4w 3st chains", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True}),
-    ("BV32 4w 3st ch. flat", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": True, "grid_3d": False}),
-    ("BV32 2w 2st adj", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True}),
-    ("BV32 2w 2st adj flat", {"BV": 32, "num_warps": 2, "num_stages": 2, "v_tiles_adjacent": True,
-                              "grid_3d": False}),
-    ("BV32 4w 3st", {"BV": 32, "num_warps": 4, "num_stages": 3, "split_chains": False}),
-    ("BV32 2w 2st", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": False}),
-    ("BV32 2w 2st chains", {"BV": 32, "num_warps": 2, "num_stages": 2, "split_chains": True}),
-    ("BV16 2w 3st chains", {"BV": 16, "num_warps": 2, "num_stages": 3, "split_chains": True}),
-    ("BV16 4w 3st chains", {"BV": 16, "num_warps": 4, "num_stages": 3, "split_chains": True}),
-    ("BV32 8w 3st chains", {"BV": 32, "num_warps": 8, "num_stages": 3, "split_chains": True}),
-    ("BV64 4w 2st chains", {"BV": 64, "num_warps": 4, "num_stages": 2, "split_chains": True}),
-    ("BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2, "split_chains": False}),
+ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); split/chain: see chunk_state.py
+    ("BV32 4w 3st f16 hi", {}),
+    ("BV32 4w 3st f16 split", {"chain": "split"}),
+    ("BV32 4w 3st tf32 split", {"split": "tf32", "chain": "split"}),
+    ("BV32 4w 2st tf32 split", {"split": "tf32", "chain": "split", "num_stages": 2}),
+    ("BV32 4w 3st f16tf32 split", {"split": "f16_tf32", "chain": "split"}),
+    ("BV32 4w 3st f16tf32 hi", {"split": "f16_tf32", "chain": "hi_first"}),
+    ("BV16 4w 3st tf32 split", {"BV": 16, "split": "tf32", "chain": "split"}),
+    ("BV16 4w 3st f16 hi", {"BV": 16}),
+    ("BV32 2w 2st adj f16 lo", {"num_warps": 2, "num_stages": 2, "chain": "lo_first", "v_tiles_adjacent": True}),
+    ("BV32 2w 2st adj f16 split", {"num_warps": 2, "num_stages": 2, "chain": "split", "v_tiles_adjacent": True}),
+    ("BV32 2w 2st adj tf32 split", {"num_warps": 2, "num_stages": 2, "split": "tf32", "chain": "split",
+                                    "v_tiles_adjacent": True}),
+    ("BV32 4w 2st adj tf32 split", {"num_stages": 2, "split": "tf32", "chain": "split", "v_tiles_adjacent": True}),
 ]
 
 
@@ -272,7 +272,7 @@ def ablate(rep, which="all", modes=("g",)):
                     torch.cuda.synchronize()
                     t = bench_graph(fn, rep)
                     regs, spills = getattr(ck, "n_regs", "?"), getattr(ck, "n_spills", "?")
-                    print(f"  ablate {name} {stage:<6}{label:<22}{t:8.3f} ms  regs {regs} spills {spills}  {over}")
+                    print(f"  ablate {name} {stage:<6}{label:<28}{t:8.3f} ms  regs {regs} spills {spills}  {over}")
                 except Exception as e:  # noqa: BLE001
                     print(f"  ablate {name} {stage} {label} failed: {type(e).__name__}: {str(e)[:300]}")
         del c, ht, out
@@ -287,6 +287,9 @@ ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the six
     # a lighter state CTA (less shared memory / fewer warps) may co-reside better with stage 1
     ("2 parts, state 2 stages", {"num_stages": 2}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("2 parts, state BV16", {"BV": 16}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("default, tf32 split", {"split": "tf32", "chain": "split"}, None),
+    ("default, tf32 split 2st", {"split": "tf32", "chain": "split", "num_stages": 2}, None),
+    ("default, f16 split", {"chain": "split"}, None),
     ("default", {}, None),
 ]
 
@@ -312,7 +315,7 @@ def ablate_pipeline(rep, modes=("g",), names=None):
                     torch.cuda.synchronize()
                     t = bench_graph(fn, rep)
                     eager = bench_eager(fn, rep)
-                    print(f"  pipeline {name}_{mode} {label:<22}{t:8.3f} ms  eager {eager:.3f}")
+                    print(f"  pipeline {name}_{mode} {label:<26}{t:8.3f} ms  eager {eager:.3f}")
                 except Exception as e:  # noqa: BLE001
                     print(f"  pipeline {name}_{mode} {label} failed: {type(e).__name__}: {str(e)[:300]}")
             del c, ht, out

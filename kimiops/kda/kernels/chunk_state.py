@@ -73,24 +73,35 @@ import triton.language as tl
 # the new grid 0.825); 8 x 1024 + 8192 last 1.146 -> 0.814.
 # (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
 # B8 T1024; logs_h200_20261129b/.)
-STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True}
-STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True, "v_tiles_adjacent": True}
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "hi_first"}
+STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split": "f16", "chain": "lo_first",
+                     "v_tiles_adjacent": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "split_chains": True},
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
-    {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True},
-    {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": True},
-    {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True},
-    {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": True},
-    {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": False},
-    {"BV": 16, "num_warps": 4, "num_stages": 2, "split_f16": False},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "hi_first"},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "lo_first"},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "split"},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "tf32", "chain": "split"},
+    {"BV": 32, "num_warps": 2, "num_stages": 2, "split": "f16", "chain": "lo_first"},
+    {"BV": 32, "num_warps": 2, "num_stages": 2, "split": "tf32", "chain": "split"},
+    {"BV": 64, "num_warps": 4, "num_stages": 2, "split": "f16", "chain": "lo_first"},
+    {"BV": 16, "num_warps": 4, "num_stages": 2, "split": "f16", "chain": "lo_first"},
+    {"BV": 32, "num_warps": 4, "num_stages": 2, "split": "none"},
 ]
 
 
 def state_config_for(pairs: int) -> dict:
     """Tuning dict of ``chunk_state_kernel`` for ``pairs = N * HV`` (sequences x value heads)."""
     return STATE_CONFIG_WIDE if pairs >= WIDE_MIN_PAIRS else STATE_CONFIG
+
+
+@triton.jit
+def _split_tf32(x):
+    """fp32 ``x`` -> (hi, lo) with ``x = hi + lo`` exactly: ``hi`` keeps the top 11 significant bits
+    (exact in tf32), ``lo`` the rest (tf32 keeps 11 more). No scale, no reduction: tf32 has fp32's
+    exponent range."""
+    hi = (x.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)
+    return hi, x - hi
 
 
 @triton.jit
@@ -104,9 +115,23 @@ def _split_f16(x):
 
 
 @triton.jit
+def _two_products(a, hi, lo, inv_hi, inv_lo, CHAIN: tl.constexpr, PREC: tl.constexpr):
+    """``a (hi * inv_hi + lo * inv_lo)`` as two tensor-core dots with fp32 accumulation. ``CHAIN``:
+    ``"hi_first"`` / ``"lo_first"``: one accumulator chain, the named half first (needs
+    ``inv_hi == inv_lo``); ``"split"``: two independent dots, each scaled, then added (the scaling
+    keeps the compiler from folding the add back into one chain, so the two products can overlap)."""
+    if CHAIN == "split":
+        return tl.dot(a, hi, input_precision=PREC) * inv_hi + tl.dot(a, lo, input_precision=PREC) * inv_lo
+    elif CHAIN == "hi_first":
+        return tl.dot(a, lo, tl.dot(a, hi, input_precision=PREC), input_precision=PREC) * inv_hi
+    else:
+        return tl.dot(a, hi, tl.dot(a, lo, input_precision=PREC), input_precision=PREC) * inv_hi
+
+
+@triton.jit
 def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s, slot, t0, eos,
                 HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr,
-                SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr):
+                SPLIT: tl.constexpr, CHAIN: tl.constexpr):
     """One chunk: returns the new state, stores the chunk's output rows."""
     hv64 = hv.to(tl.int64)
     slot = slot.to(tl.int64)
@@ -120,7 +145,7 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
     b_a = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[:, None] * C + rc[None, :])
     b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
 
-    if SPLIT_F16:
+    if SPLIT == "f16":
         # fp16 operands, the fp32 right-hand sides split into hi + lo halves after scaling their
         # max to 2^14 (22-bit significand, no fp16 range issue); products exact, fp32 accumulate.
         # The output takes the hi halves only: 11 significant bits, the precision of its other
@@ -128,21 +153,51 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
         s_hi, s_lo, inv_s = _split_f16(b_s)
         w16 = b_w.to(tl.float16)
         q16 = b_qg.to(tl.float16)
-        if SPLIT_CHAINS:  # compiles to dot(w, lo, dot(w, hi)): the compiler folds the add
-            b_ws = tl.dot(w16, s_hi) + tl.dot(w16, s_lo)
-        else:
-            b_ws = tl.dot(w16, s_hi, tl.dot(w16, s_lo))
+        b_ws = _two_products(w16, s_hi, s_lo, inv_s, inv_s, CHAIN, PREC)
         b_qs = tl.dot(q16, s_hi)
-        b_vn = b_u - b_ws * inv_s
+        b_vn = b_u - b_ws
         v_hi, v_lo, inv_v = _split_f16(b_vn)
         a16 = b_a.to(tl.float16)
         k16t = tl.trans(b_kg.to(tl.float16))
         b_o = b_qs * inv_s + tl.dot(a16, v_hi) * inv_v
-        if SPLIT_CHAINS:
-            b_kv = tl.dot(k16t, v_hi) + tl.dot(k16t, v_lo)
-        else:
-            b_kv = tl.dot(k16t, v_hi, tl.dot(k16t, v_lo))
-        b_s = b_s * b_gc[:, None] + b_kv * inv_v
+        b_s = b_s * b_gc[:, None] + _two_products(k16t, v_hi, v_lo, inv_v, inv_v, CHAIN, PREC)
+    elif SPLIT == "f16_tf32":
+        # S split as in "f16" (mma.sync with the fp16 w), v' split as in "tf32" (one max reduction)
+        s_hi, s_lo, inv_s = _split_f16(b_s)
+        w16 = b_w.to(tl.float16)
+        b_ws = _two_products(w16, s_hi, s_lo, inv_s, inv_s, CHAIN, PREC)
+        b_qs = tl.dot(b_qg.to(tl.float16), s_hi) * inv_s
+        b_vn = b_u - b_ws
+        v_hi, v_lo = _split_tf32(b_vn)
+        b_o = tl.dot(b_a.to(tl.float32), v_hi, b_qs, input_precision="tf32")
+        v_in_hi = 1.0
+        v_in_lo = 1.0
+        if CHAIN == "split":
+            v_in_hi = 2.0
+            v_in_lo = 2048.0
+        k32t = tl.trans(b_kg.to(tl.float32))
+        b_s = b_s * b_gc[:, None] + _two_products(k32t, v_hi * v_in_hi, v_lo * v_in_lo, 1.0 / v_in_hi,
+                                                  1.0 / v_in_lo, CHAIN, "tf32")
+    elif SPLIT == "tf32":
+        # tf32 operands (the fp16 scratch operands convert exactly), the fp32 right-hand sides split
+        # into tf32 hi + lo by a bit mask (~22-bit significand): no scale, so no max reduction on
+        # the sequential path. With CHAIN "split" the halves are pre-scaled by powers of two (exact)
+        # so that each dot is followed by a multiply and the two products stay independent.
+        s_hi, s_lo = _split_tf32(b_s)
+        v_in_hi = 1.0
+        v_in_lo = 1.0
+        if CHAIN == "split":
+            v_in_hi = 2.0
+            v_in_lo = 2048.0
+        w32 = b_w.to(tl.float32)
+        b_ws = _two_products(w32, s_hi * v_in_hi, s_lo * v_in_lo, 1.0 / v_in_hi, 1.0 / v_in_lo, CHAIN, "tf32")
+        b_vn = b_u - b_ws
+        v_hi, v_lo = _split_tf32(b_vn)
+        b_o = tl.dot(b_qg.to(tl.float32), s_hi, input_precision="tf32")
+        b_o = tl.dot(b_a.to(tl.float32), v_hi, b_o, input_precision="tf32")
+        k32t = tl.trans(b_kg.to(tl.float32))
+        b_s = b_s * b_gc[:, None] + _two_products(k32t, v_hi * v_in_hi, v_lo * v_in_lo, 1.0 / v_in_hi,
+                                                  1.0 / v_in_lo, CHAIN, "tf32")
     else:
         b_w = b_w.to(tl.float32)
         b_qg = b_qg.to(tl.float32)
@@ -191,7 +246,7 @@ def chunk_state_kernel(
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
-    PREC: tl.constexpr, SPLIT_F16: tl.constexpr, SPLIT_CHAINS: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
+    PREC: tl.constexpr, SPLIT: tl.constexpr, CHAIN: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
@@ -269,7 +324,7 @@ def chunk_state_kernel(
 
     for c in range(c_lo, c_hi):
         b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16, SPLIT_CHAINS)
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT, CHAIN)
 
     if HAS_HT:
         if ends_here:
