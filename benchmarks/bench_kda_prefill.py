@@ -228,20 +228,18 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("pass 1 only", {"ablate": 4 | 8 | 16}),
     ("loads+stores", {"ablate": 31}),
 ]
-ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); split/chain: see chunk_state.py
-    ("BV32 4w 3st f16 hi", {}),
-    ("BV32 4w 3st f16 split", {"chain": "split"}),
-    ("BV32 4w 3st tf32 split", {"split": "tf32", "chain": "split"}),
-    ("BV32 4w 2st tf32 split", {"split": "tf32", "chain": "split", "num_stages": 2}),
-    ("BV32 4w 3st f16tf32 split", {"split": "f16_tf32", "chain": "split"}),
-    ("BV32 4w 3st f16tf32 hi", {"split": "f16_tf32", "chain": "hi_first"}),
-    ("BV16 4w 3st tf32 split", {"BV": 16, "split": "tf32", "chain": "split"}),
-    ("BV16 4w 3st f16 hi", {"BV": 16}),
-    ("BV32 2w 2st adj f16 lo", {"num_warps": 2, "num_stages": 2, "chain": "lo_first", "v_tiles_adjacent": True}),
-    ("BV32 2w 2st adj f16 split", {"num_warps": 2, "num_stages": 2, "chain": "split", "v_tiles_adjacent": True}),
-    ("BV32 2w 2st adj tf32 split", {"num_warps": 2, "num_stages": 2, "split": "tf32", "chain": "split",
-                                    "v_tiles_adjacent": True}),
-    ("BV32 4w 2st adj tf32 split", {"num_stages": 2, "split": "tf32", "chain": "split", "v_tiles_adjacent": True}),
+ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); see chunk_state.py
+    ("BV32 4w 3st hi", {}),
+    ("BV32 2w 2st adj lo", {"num_warps": 2, "num_stages": 2, "hi_first": False, "v_tiles_adjacent": True}),
+    ("rows BV16 1w 3st", {"BV": 16, "num_warps": 1, "rows": True}),
+    ("rows BV16 1w 3st lo", {"BV": 16, "num_warps": 1, "rows": True, "hi_first": False}),
+    ("rows BV16 1w 2st", {"BV": 16, "num_warps": 1, "num_stages": 2, "rows": True}),
+    ("rows BV16 1w 4st", {"BV": 16, "num_warps": 1, "num_stages": 4, "rows": True}),
+    ("rows BV16 1w 2st adj", {"BV": 16, "num_warps": 1, "num_stages": 2, "rows": True, "v_tiles_adjacent": True}),
+    ("rows BV16 2w 3st", {"BV": 16, "num_warps": 2, "rows": True}),
+    ("rows BV32 2w 3st", {"BV": 32, "num_warps": 2, "rows": True}),
+    ("rows BV32 4w 3st", {"BV": 32, "num_warps": 4, "rows": True}),
+    ("rows BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2, "rows": True}),
 ]
 
 
@@ -279,18 +277,16 @@ def ablate(rep, which="all", modes=("g",)):
         workspace.empty_cache()
 
 
+ROWS1 = {"BV": 16, "num_warps": 1, "num_stages": 3, "rows": True, "v_tiles_adjacent": False}
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs
     # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/)
     ("1 part", {}, {"max_parts": 1}),
-    ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    # a lighter state CTA (less shared memory / fewer warps) may co-reside better with stage 1
-    ("2 parts, state 2 stages", {"num_stages": 2}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("2 parts, state BV16", {"BV": 16}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("default, tf32 split", {"split": "tf32", "chain": "split"}, None),
-    ("default, tf32 split 2st", {"split": "tf32", "chain": "split", "num_stages": 2}, None),
-    ("default, f16 split", {"chain": "split"}, None),
     ("default", {}, None),
+    ("rows 1 part", ROWS1, {"max_parts": 1}),
+    ("rows 2 parts", ROWS1, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("rows 4 parts", ROWS1, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("rows 2st 4 parts", dict(ROWS1, num_stages=2), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
 ]
 
 

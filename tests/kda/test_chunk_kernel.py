@@ -128,7 +128,10 @@ def test_chunk_matches_oracle(device, gate, mild, dtype, B, T, H, HV, K, V, l2):
     assert rel_err(ht, rs) < tol, rel_err(ht, rs)
 
 
-@pytest.mark.parametrize("state_config", [STATE_CONFIG, STATE_CONFIG_WIDE], ids=["narrow", "wide"])
+ROWS_CONFIG = {"BV": 16, "num_warps": 1, "num_stages": 2, "rows": True}  # the transposed state stage
+
+
+@pytest.mark.parametrize("state_config", [STATE_CONFIG, STATE_CONFIG_WIDE, ROWS_CONFIG], ids=["narrow", "wide", "rows"])
 def test_state_configs_match_oracle(device, state_config):
     """Both tunings of the state stage (the launcher picks one by N * HV) give the oracle's result."""
     inp = make_inputs(2, 100, 2, 4, 32, 64, "softplus", torch.float32, device, seed=3)
@@ -240,8 +243,8 @@ def _parts(n):
     return {"max_parts": n, "min_part_slots": 1}
 
 
-@pytest.mark.parametrize("n_parts", [2, 3, 9])
-def test_pipelined_parts_bit_identical_varlen_pool(device, n_parts):
+@pytest.mark.parametrize("n_parts,state_config", [(2, None), (3, None), (9, None), (3, ROWS_CONFIG)])
+def test_pipelined_parts_bit_identical_varlen_pool(device, n_parts, state_config):
     """Parts chain the state through fp32 scratch: the same bits as one part, for sequences that
     span several parts, empty ones (h0 copied to ht once), padding (-1) and untouched pool slots."""
     lens = [5, 70, 0, 33, 64, 1]
@@ -255,7 +258,7 @@ def test_pipelined_parts_bit_identical_varlen_pool(device, n_parts):
             pool[s_] = torch.randn(pool.shape[1:], generator=torch.Generator().manual_seed(s_)).to(device)
         empty_h0 = bits(pool[6])
         o = run(inp, gate="softplus", scale=0.2, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool,
-                ht_indices=idx, pipeline_config=cfg)
+                ht_indices=idx, pipeline_config=cfg, state_config=state_config)
         results.append((o, bits(pool)))
     assert torch.equal(results[0][0], results[1][0])
     assert torch.equal(results[0][1], results[1][1])  # includes the untouched NaN slots 1, 3, 7
@@ -278,7 +281,8 @@ def test_pipelined_parts_bit_identical_fixed_length(device, grid_3d):
     assert rel_err(outs[1][0], ro) < 3e-3 and rel_err(outs[1][1], rs) < 3e-3
 
 
-def test_pool_in_place_with_padding_and_poison(device):
+@pytest.mark.parametrize("state_config", [None, ROWS_CONFIG], ids=["default", "rows"])
+def test_pool_in_place_with_padding_and_poison(device, state_config):
     lens = [65, 0, 30, 64]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int64, device=device)
     T, HV, K, V, S = int(cu[-1]), 2, 32, 32, 7
@@ -291,7 +295,7 @@ def test_pool_in_place_with_padding_and_poison(device):
         before = bits(pool)
         h0_ref = torch.stack([pool[i] if i >= 0 else torch.zeros_like(pool[0]) for i in idx.tolist()])
         o = run(inp, gate="softplus", scale=0.25, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool,
-                ht_indices=idx, state_v_first=v_first)
+                ht_indices=idx, state_v_first=v_first, state_config=state_config)
         ro, rs = reference(inp, gate="softplus", scale=0.25, cu_seqlens=cu, h0=h0_ref, state_v_first=v_first)
         assert finite(o)
         assert rel_err(o, ro) < 3e-3
@@ -320,10 +324,10 @@ def test_separate_ht_indices_and_no_h0(device):
     assert sum(lens) == 110
 
 
-@pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split": "none"}),
-                                         ({"BK": 16, "BVI": 64}, {"BV": 32, "split": "f16", "chain": "split"}),
-                                         ({}, {"split": "tf32", "chain": "split"}),
-                                         ({}, {"split": "tf32", "chain": "hi_first"}),
+@pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 16, "split_f16": False}),
+                                         ({"BK": 16, "BVI": 64}, {"BV": 32, "hi_first": True}),
+                                         ({}, {"BV": 16, "num_warps": 1, "rows": True}),
+                                         ({}, {"BV": 32, "num_warps": 2, "rows": True, "hi_first": True}),
                                          ({"BK": 16, "BVI": 32}, {"num_stages": 2}),
                                          ({"BK2": 64}, {})])
 def test_alternate_configs(device, intra, state):
@@ -371,12 +375,11 @@ def test_gpu_accuracy_acceptance(gate, mild):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("state", [{"split": "f16", "chain": "split"}, {"split": "tf32", "chain": "split"},
-                                   {"split": "tf32", "chain": "split", "num_stages": 2},
-                                   {"split": "f16_tf32", "chain": "split"}],
-                         ids=lambda d: "-".join(f"{v}" for v in d.values()))
-def test_gpu_state_split_variants_accuracy(state):
-    """Every split of the state stage's products meets the issue's accuracy at the acceptance shape
+@pytest.mark.parametrize("state", [{"rows": True, "BV": 16, "num_warps": 1}, {"rows": True, "BV": 32, "num_warps": 2},
+                                   {"rows": True, "BV": 64, "num_warps": 4, "num_stages": 2}],
+                         ids=lambda d: "-".join(f"{k}{v}" for k, v in d.items()))
+def test_gpu_state_rows_accuracy(state):
+    """The transposed state stage (per-row fp16 scales) meets the issue's accuracy at the acceptance shape
     with unbounded softplus gates (the hardest of the three gate families for the state)."""
     inp = _gpu_inputs("softplus", False)
     ht = torch.full((1, 4, 128, 128), POISON, device="cuda")

@@ -300,6 +300,7 @@ def _launch_state(p, lo=0, hi=None):
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, PREC=NUMERICS_CONFIG["state_prec"],
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
-        SPLIT=sc.get("split", "f16"), CHAIN=sc.get("chain", "lo_first"),
+        SPLIT_F16=bool(sc.get("split_f16", True)), HI_FIRST=bool(sc.get("hi_first", False)),
+        ROWS=bool(sc.get("rows", False)),
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -73,35 +73,23 @@ import triton.language as tl
 # the new grid 0.825); 8 x 1024 + 8192 last 1.146 -> 0.814.
 # (With chunks of 64, earlier sessions: BV32/4w/3 stages 0.397 at B1 T8192, BV64/4w/2 stages 0.312 at
 # B8 T1024; logs_h200_20261129b/.)
-STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "hi_first"}
-STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split": "f16", "chain": "lo_first",
-                     "v_tiles_adjacent": True}
+STATE_CONFIG = {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "hi_first": True}
+STATE_CONFIG_WIDE = {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True, "v_tiles_adjacent": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "hi_first"},
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "lo_first"},
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "f16", "chain": "split"},
-    {"BV": 32, "num_warps": 4, "num_stages": 3, "split": "tf32", "chain": "split"},
-    {"BV": 32, "num_warps": 2, "num_stages": 2, "split": "f16", "chain": "lo_first"},
-    {"BV": 32, "num_warps": 2, "num_stages": 2, "split": "tf32", "chain": "split"},
-    {"BV": 64, "num_warps": 4, "num_stages": 2, "split": "f16", "chain": "lo_first"},
-    {"BV": 16, "num_warps": 4, "num_stages": 2, "split": "f16", "chain": "lo_first"},
-    {"BV": 32, "num_warps": 4, "num_stages": 2, "split": "none"},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True, "hi_first": True},
+    {"BV": 32, "num_warps": 4, "num_stages": 3, "split_f16": True},
+    {"BV": 32, "num_warps": 2, "num_stages": 2, "split_f16": True},
+    {"BV": 16, "num_warps": 1, "num_stages": 3, "rows": True},
+    {"BV": 16, "num_warps": 1, "num_stages": 2, "rows": True},
+    {"BV": 64, "num_warps": 4, "num_stages": 2, "split_f16": True},
+    {"BV": 32, "num_warps": 4, "num_stages": 2, "split_f16": False},
 ]
 
 
 def state_config_for(pairs: int) -> dict:
     """Tuning dict of ``chunk_state_kernel`` for ``pairs = N * HV`` (sequences x value heads)."""
     return STATE_CONFIG_WIDE if pairs >= WIDE_MIN_PAIRS else STATE_CONFIG
-
-
-@triton.jit
-def _split_tf32(x):
-    """fp32 ``x`` -> (hi, lo) with ``x = hi + lo`` exactly: ``hi`` keeps the top 11 significant bits
-    (exact in tf32), ``lo`` the rest (tf32 keeps 11 more). No scale, no reduction: tf32 has fp32's
-    exponent range."""
-    hi = (x.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)
-    return hi, x - hi
 
 
 @triton.jit
@@ -115,23 +103,42 @@ def _split_f16(x):
 
 
 @triton.jit
-def _two_products(a, hi, lo, inv_hi, inv_lo, CHAIN: tl.constexpr, PREC: tl.constexpr):
-    """``a (hi * inv_hi + lo * inv_lo)`` as two tensor-core dots with fp32 accumulation. ``CHAIN``:
-    ``"hi_first"`` / ``"lo_first"``: one accumulator chain, the named half first (needs
-    ``inv_hi == inv_lo``); ``"split"``: two independent dots, each scaled, then added (the scaling
-    keeps the compiler from folding the add back into one chain, so the two products can overlap)."""
-    if CHAIN == "split":
-        return tl.dot(a, hi, input_precision=PREC) * inv_hi + tl.dot(a, lo, input_precision=PREC) * inv_lo
-    elif CHAIN == "hi_first":
-        return tl.dot(a, lo, tl.dot(a, hi, input_precision=PREC), input_precision=PREC) * inv_hi
+def _two_products(a, hi, lo, HI_FIRST: tl.constexpr):
+    """``a (hi + lo)`` as two fp16 tensor-core dots in one fp32 accumulator chain, ``hi`` first
+    (``HI_FIRST``) or ``lo`` first. (Written as ``dot(a, hi) + dot(a, lo)``, Triton folds the add
+    into the same chain; scaling each product to keep them independent measured slower, see the
+    tuning notes.)"""
+    if HI_FIRST:
+        return tl.dot(a, lo, tl.dot(a, hi))
     else:
-        return tl.dot(a, hi, tl.dot(a, lo, input_precision=PREC), input_precision=PREC) * inv_hi
+        return tl.dot(a, hi, tl.dot(a, lo))
+
+
+@triton.jit
+def _two_products_left(hi, lo, b, HI_FIRST: tl.constexpr):
+    """``(hi + lo) b``: :func:`_two_products` with the split operand on the left."""
+    if HI_FIRST:
+        return tl.dot(lo, b, tl.dot(hi, b))
+    else:
+        return tl.dot(hi, b, tl.dot(lo, b))
+
+
+@triton.jit
+def _split_f16_rows(x):
+    """fp32 ``x [R, D]`` -> (hi, lo, 1/s [R]) with ``x * s[:, None] = hi + lo`` to ~22 bits, one scale
+    per row (max|row * s| = 2^14). A row of the mma accumulator layout lives in one warp (a quad of
+    lanes), so the row maxima need no shared memory."""
+    s = 16384.0 / tl.maximum(tl.max(tl.abs(x), axis=1), 1e-30)
+    xs = x * s[:, None]
+    hi = xs.to(tl.float16)
+    lo = (xs - hi.to(tl.float32)).to(tl.float16)
+    return hi, lo, 1.0 / s
 
 
 @triton.jit
 def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s, slot, t0, eos,
                 HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, PREC: tl.constexpr,
-                SPLIT: tl.constexpr, CHAIN: tl.constexpr):
+                SPLIT_F16: tl.constexpr, HI_FIRST: tl.constexpr):
     """One chunk: returns the new state, stores the chunk's output rows."""
     hv64 = hv.to(tl.int64)
     slot = slot.to(tl.int64)
@@ -145,7 +152,7 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
     b_a = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[:, None] * C + rc[None, :])
     b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
 
-    if SPLIT == "f16":
+    if SPLIT_F16:
         # fp16 operands, the fp32 right-hand sides split into hi + lo halves after scaling their
         # max to 2^14 (22-bit significand, no fp16 range issue); products exact, fp32 accumulate.
         # The output takes the hi halves only: 11 significant bits, the precision of its other
@@ -153,51 +160,14 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
         s_hi, s_lo, inv_s = _split_f16(b_s)
         w16 = b_w.to(tl.float16)
         q16 = b_qg.to(tl.float16)
-        b_ws = _two_products(w16, s_hi, s_lo, inv_s, inv_s, CHAIN, PREC)
+        b_ws = _two_products(w16, s_hi, s_lo, HI_FIRST)
         b_qs = tl.dot(q16, s_hi)
-        b_vn = b_u - b_ws
+        b_vn = b_u - b_ws * inv_s
         v_hi, v_lo, inv_v = _split_f16(b_vn)
         a16 = b_a.to(tl.float16)
         k16t = tl.trans(b_kg.to(tl.float16))
         b_o = b_qs * inv_s + tl.dot(a16, v_hi) * inv_v
-        b_s = b_s * b_gc[:, None] + _two_products(k16t, v_hi, v_lo, inv_v, inv_v, CHAIN, PREC)
-    elif SPLIT == "f16_tf32":
-        # S split as in "f16" (mma.sync with the fp16 w), v' split as in "tf32" (one max reduction)
-        s_hi, s_lo, inv_s = _split_f16(b_s)
-        w16 = b_w.to(tl.float16)
-        b_ws = _two_products(w16, s_hi, s_lo, inv_s, inv_s, CHAIN, PREC)
-        b_qs = tl.dot(b_qg.to(tl.float16), s_hi) * inv_s
-        b_vn = b_u - b_ws
-        v_hi, v_lo = _split_tf32(b_vn)
-        b_o = tl.dot(b_a.to(tl.float32), v_hi, b_qs, input_precision="tf32")
-        v_in_hi = 1.0
-        v_in_lo = 1.0
-        if CHAIN == "split":
-            v_in_hi = 2.0
-            v_in_lo = 2048.0
-        k32t = tl.trans(b_kg.to(tl.float32))
-        b_s = b_s * b_gc[:, None] + _two_products(k32t, v_hi * v_in_hi, v_lo * v_in_lo, 1.0 / v_in_hi,
-                                                  1.0 / v_in_lo, CHAIN, "tf32")
-    elif SPLIT == "tf32":
-        # tf32 operands (the fp16 scratch operands convert exactly), the fp32 right-hand sides split
-        # into tf32 hi + lo by a bit mask (~22-bit significand): no scale, so no max reduction on
-        # the sequential path. With CHAIN "split" the halves are pre-scaled by powers of two (exact)
-        # so that each dot is followed by a multiply and the two products stay independent.
-        s_hi, s_lo = _split_tf32(b_s)
-        v_in_hi = 1.0
-        v_in_lo = 1.0
-        if CHAIN == "split":
-            v_in_hi = 2.0
-            v_in_lo = 2048.0
-        w32 = b_w.to(tl.float32)
-        b_ws = _two_products(w32, s_hi * v_in_hi, s_lo * v_in_lo, 1.0 / v_in_hi, 1.0 / v_in_lo, CHAIN, "tf32")
-        b_vn = b_u - b_ws
-        v_hi, v_lo = _split_tf32(b_vn)
-        b_o = tl.dot(b_qg.to(tl.float32), s_hi, input_precision="tf32")
-        b_o = tl.dot(b_a.to(tl.float32), v_hi, b_o, input_precision="tf32")
-        k32t = tl.trans(b_kg.to(tl.float32))
-        b_s = b_s * b_gc[:, None] + _two_products(k32t, v_hi * v_in_hi, v_lo * v_in_lo, 1.0 / v_in_hi,
-                                                  1.0 / v_in_lo, CHAIN, "tf32")
+        b_s = b_s * b_gc[:, None] + _two_products(k16t, v_hi, v_lo, HI_FIRST) * inv_v
     else:
         b_w = b_w.to(tl.float32)
         b_qg = b_qg.to(tl.float32)
@@ -212,6 +182,43 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
     tl.store(o + (tok[:, None] * HV + hv) * V + cv[None, :], b_o.to(o.dtype.element_ty),
              mask=(rc < eos - t0)[:, None])
     return b_s
+
+
+@triton.jit
+def _chunk_step_rows(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_st, slot, t0, eos,
+                     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr):
+    """One chunk on the transposed state ``S^T [BV, K]``: returns the new ``S^T``, stores the chunk's
+    output rows. Every product has a register-resident left operand derived from the previous
+    product's accumulator (S^T, v'^T), so nothing but the scratch tiles goes through shared
+    memory, and the fp16 scales are per row (per V column), reduced inside one warp::
+
+        v'^T = u^T - S^T w^T          o^T = S^T qg^T + v'^T A_qk^T          S^T = S^T diag(gC) + v'^T kg
+    """
+    hv64 = hv.to(tl.int64)
+    slot = slot.to(tl.int64)
+    rk = tl.arange(0, K)
+    rc = tl.arange(0, C)
+    o_ck = slot * C * K + rc[:, None] * K + rk[None, :]
+    b_w = tl.load(w + hv64 * s_w + o_ck)
+    b_qg = tl.load(qg + hv64 * s_qg + o_ck)
+    b_kg = tl.load(kg + hv64 * s_kg + o_ck)
+    b_ut = tl.load(u + hv64 * s_u + slot * C * V + rc[None, :] * V + cv[:, None])        # [BV, C]
+    b_at = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[None, :] * C + rc[:, None])   # A_qk^T [C, C]
+    b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
+
+    s_hi, s_lo, inv_s = _split_f16_rows(b_st)
+    w16t = tl.trans(b_w.to(tl.float16))                                                 # [K, C]
+    b_ws = _two_products_left(s_hi, s_lo, w16t, HI_FIRST) * inv_s[:, None]             # [BV, C]
+    b_qs = tl.dot(s_hi, tl.trans(b_qg.to(tl.float16)))
+    b_vn = b_ut - b_ws
+    v_hi, v_lo, inv_v = _split_f16_rows(b_vn)
+    b_o = b_qs * inv_s[:, None] + tl.dot(v_hi, b_at.to(tl.float16)) * inv_v[:, None]
+    b_st = b_st * b_gc[None, :] + _two_products_left(v_hi, v_lo, b_kg.to(tl.float16), HI_FIRST) * inv_v[:, None]
+
+    tok = (t0 + rc).to(tl.int64)
+    tl.store(o + (tok[None, :] * HV + hv) * V + cv[:, None], b_o.to(o.dtype.element_ty),
+             mask=(rc < eos - t0)[None, :])
+    return b_st
 
 
 @triton.jit
@@ -246,7 +253,8 @@ def chunk_state_kernel(
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
-    PREC: tl.constexpr, SPLIT: tl.constexpr, CHAIN: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
+    PREC: tl.constexpr, SPLIT_F16: tl.constexpr, HI_FIRST: tl.constexpr, ROWS: tl.constexpr,
+    V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
@@ -290,10 +298,18 @@ def chunk_state_kernel(
 
     rk = tl.arange(0, K)
     cv = vb * BV + tl.arange(0, BV)
-    if STATE_V_FIRST:
-        s_off = cv[None, :] * K + rk[:, None]
+    if ROWS:  # the state is held transposed, S^T [BV, K]
+        if STATE_V_FIRST:
+            s_off = cv[:, None] * K + rk[None, :]
+        else:
+            s_off = rk[None, :] * V + cv[:, None]
+        c_off = rk[None, :] * V + cv[:, None]
     else:
-        s_off = rk[:, None] * V + cv[None, :]
+        if STATE_V_FIRST:
+            s_off = cv[None, :] * K + rk[:, None]
+        else:
+            s_off = rk[:, None] * V + cv[None, :]
+        c_off = rk[:, None] * V + cv[None, :]
 
     nch = tl.cdiv(eos - bos, C)
     c_lo = nch * 0
@@ -311,20 +327,27 @@ def chunk_state_kernel(
         c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
         c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
 
-    b_s = tl.zeros([K, BV], dtype=tl.float32)
+    if ROWS:
+        b_s = tl.zeros([BV, K], dtype=tl.float32)
+    else:
+        b_s = tl.zeros([K, BV], dtype=tl.float32)
     if HAS_H0:
         if starts_here:
             i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
             if i0 >= 0:
                 b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
     if PARTED:
-        o_carry = hv.to(tl.int64) * s_carry + n.to(tl.int64) * K * V + rk[:, None] * V + cv[None, :]
+        o_carry = hv.to(tl.int64) * s_carry + n.to(tl.int64) * K * V + c_off
         if slot0 < slot_lo:
             b_s = tl.load(carry + o_carry)
 
     for c in range(c_lo, c_hi):
-        b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT, CHAIN)
+        if ROWS:
+            b_s = _chunk_step_rows(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                                   slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST)
+        else:
+            b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                              slot0 + c, bos + c * C, eos, HV, K, V, C, PREC, SPLIT_F16, HI_FIRST)
 
     if HAS_HT:
         if ends_here:
