@@ -54,7 +54,7 @@ from kimiops.kda import workspace  # noqa: E402
 from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
 from kimiops.kda.kernels import chunk as chunk_mod  # noqa: E402
 from kimiops.kda.kernels.chunk_intra import INTRA_CANDIDATES, INTRA_CONFIG  # noqa: E402
-from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG  # noqa: E402
+from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG, STATE_CONFIG_WIDE  # noqa: E402
 from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
@@ -229,17 +229,14 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("loads+stores", {"ablate": 31}),
 ]
 ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); see chunk_state.py
-    ("BV32 4w 3st hi", {}),
-    ("BV32 2w 2st adj lo", {"num_warps": 2, "num_stages": 2, "hi_first": False, "v_tiles_adjacent": True}),
-    ("rows BV16 1w 3st", {"BV": 16, "num_warps": 1, "rows": True}),
-    ("rows BV16 1w 3st lo", {"BV": 16, "num_warps": 1, "rows": True, "hi_first": False}),
-    ("rows BV16 1w 2st", {"BV": 16, "num_warps": 1, "num_stages": 2, "rows": True}),
-    ("rows BV16 1w 4st", {"BV": 16, "num_warps": 1, "num_stages": 4, "rows": True}),
-    ("rows BV16 1w 2st adj", {"BV": 16, "num_warps": 1, "num_stages": 2, "rows": True, "v_tiles_adjacent": True}),
-    ("rows BV16 2w 3st", {"BV": 16, "num_warps": 2, "rows": True}),
-    ("rows BV32 2w 3st", {"BV": 32, "num_warps": 2, "rows": True}),
-    ("rows BV32 4w 3st", {"BV": 32, "num_warps": 4, "rows": True}),
-    ("rows BV64 4w 2st", {"BV": 64, "num_warps": 4, "num_stages": 2, "rows": True}),
+    ("BV16 2w 4st (narrow)", {}),
+    ("BV16 2w 3st", {"num_stages": 3}),
+    ("BV16 2w 4st lo", {"hi_first": False}),
+    ("BV16 1w 3st", {"num_warps": 1, "num_stages": 3}),
+    ("BV32 2w 3st", {"BV": 32, "num_stages": 3}),
+    ("BV64 4w 3st (wide)", dict(STATE_CONFIG_WIDE)),
+    ("BV64 4w 2st", dict(STATE_CONFIG_WIDE, num_stages=2)),
+    ("BV64 4w 3st adj", dict(STATE_CONFIG_WIDE, v_tiles_adjacent=True)),
 ]
 
 
@@ -277,16 +274,12 @@ def ablate(rep, which="all", modes=("g",)):
         workspace.empty_cache()
 
 
-ROWS1 = {"BV": 16, "num_warps": 1, "num_stages": 3, "rows": True, "v_tiles_adjacent": False}
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs
     # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/)
     ("1 part", {}, {"max_parts": 1}),
+    ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("default", {}, None),
-    ("rows 1 part", ROWS1, {"max_parts": 1}),
-    ("rows 2 parts", ROWS1, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("rows 4 parts", ROWS1, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("rows 2st 4 parts", dict(ROWS1, num_stages=2), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
 ]
 
 

@@ -82,11 +82,11 @@ PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 128, "below_pairs": 128, "h
 GRID_3D_MAX_SEQS = 65535
 
 # Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):
-# inter_dtype: storage of w, qg, kg, A_qk (operands of tf32 dots: fp16 storage loses nothing
-#   against tf32 as long as values stay below 65504); u and gC are always fp32.
+# inter_dtype: storage of w, qg, kg, A_qk (operands of the state stage's fp16 dots, which convert
+#   them to fp16; every one is bounded by |q|, |k| times factors <= 1); u and gC are always fp32.
 # dot_dtype: operand dtype of the intra-chunk score dots (every operand is bounded by |q|, |k|).
-# inv_prec / state_prec: input_precision of the fp32 dots (inverse, w, u / state recurrence).
-NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32", "state_prec": "tf32"}
+# inv_prec: input_precision of the fp32 dots of the intra stage (inverse, w, u).
+NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32"}
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
 _GATES = {"none": GATE_NONE, "softplus": GATE_SOFTPLUS, "lower_bound": GATE_LOWER_BOUND}
@@ -298,9 +298,7 @@ def _launch_state(p, lo=0, hi=None):
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
-        IS_VARLEN=p["is_varlen"], ORDERED=order is not None, PREC=NUMERICS_CONFIG["state_prec"],
+        IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc.get("hi_first", True)),
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
-        SPLIT_F16=bool(sc.get("split_f16", True)), HI_FIRST=bool(sc.get("hi_first", False)),
-        ROWS=bool(sc.get("rows", False)),
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )
