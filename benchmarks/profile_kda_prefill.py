@@ -2,7 +2,8 @@
 
     ncu -k regex:chunk_intra -c 1 --section WarpStateStats python benchmarks/profile_kda_prefill.py
 
-H = HV = 32, K = V = 128, bf16, precomputed log-decay gate; ``--batch``/``--seq-len`` pick the shape.
+H = HV = 32, K = V = 128, bf16, precomputed log-decay gate (``--gate``: the softplus gate in the
+kernel, Kimi-like parameters); ``--batch``/``--seq-len`` pick the shape.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ def main() -> None:
     ap.add_argument("--seq-len", type=int, default=8192)
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--parts", type=int, default=0, help="pipelined parts (0: the launcher's choice)")
+    ap.add_argument("--gate", action="store_true", help="raw gate logits, softplus gate in the kernel")
     args = ap.parse_args()
     B, T, H, D = args.batch, args.seq_len, 32, 128
     torch.manual_seed(0)
@@ -30,8 +32,13 @@ def main() -> None:
         from kimiops.kda.kernels import chunk
 
         chunk.PIPELINE_CONFIG.update(max_parts=args.parts, min_part_slots=1, below_pairs=1 << 30)
+    gate = {}
+    if args.gate:
+        g = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
+        gate = dict(use_gate_in_kernel=True, A_log=torch.log(torch.rand(H, device="cuda") * 15 + 1),
+                    dt_bias=torch.zeros(H * D, device="cuda"))
     for _ in range(args.calls):
-        kimiops.chunk_kda(q, k, v, g, beta, use_qk_l2norm_in_kernel=True, output_final_state=True)
+        kimiops.chunk_kda(q, k, v, g, beta, use_qk_l2norm_in_kernel=True, output_final_state=True, **gate)
     torch.cuda.synchronize()
 
 
