@@ -230,13 +230,12 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
 ]
 ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); see chunk_state.py
     ("BV16 2w 4st (narrow)", {}),
+    ("BV16 2w 4st split both", {"split_ws": True, "split_kv": True}),
+    ("BV16 2w 4st split none", {"split_ws": False, "split_kv": False}),
     ("BV16 2w 3st", {"num_stages": 3}),
-    ("BV16 2w 4st lo", {"hi_first": False}),
-    ("BV16 1w 3st", {"num_warps": 1, "num_stages": 3}),
-    ("BV32 2w 3st", {"BV": 32, "num_stages": 3}),
     ("BV64 4w 3st (wide)", dict(STATE_CONFIG_WIDE)),
-    ("BV64 4w 2st", dict(STATE_CONFIG_WIDE, num_stages=2)),
-    ("BV64 4w 3st adj", dict(STATE_CONFIG_WIDE, v_tiles_adjacent=True)),
+    ("BV64 4w 3st split both", dict(STATE_CONFIG_WIDE, split_ws=True, split_kv=True)),
+    ("BV64 4w 3st split none", dict(STATE_CONFIG_WIDE, split_ws=False, split_kv=False)),
 ]
 
 

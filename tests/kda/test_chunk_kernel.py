@@ -374,8 +374,10 @@ def test_gpu_accuracy_acceptance(gate, mild):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("state", [STATE_CONFIG, STATE_CONFIG_WIDE, {"BV": 32, "num_warps": 2, "num_stages": 3}],
-                         ids=["narrow", "wide", "bv32"])
+@pytest.mark.parametrize("state", [STATE_CONFIG, STATE_CONFIG_WIDE, {"BV": 32, "num_warps": 2, "num_stages": 3},
+                                   dict(STATE_CONFIG, split_ws=True, split_kv=True),
+                                   dict(STATE_CONFIG, split_ws=False, split_kv=False)],
+                         ids=["narrow", "wide", "bv32", "split-both", "split-none"])
 def test_gpu_state_configs_accuracy(state):
     """Each state tiling meets the issue's accuracy at the acceptance shape with unbounded softplus
     gates (the launcher picks the tiling by sequences x heads, which this shape alone would not)."""

@@ -299,6 +299,7 @@ def _launch_state(p, lo=0, hi=None):
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc.get("hi_first", True)),
+        SPLIT_WS=bool(sc.get("split_ws", True)), SPLIT_KV=bool(sc.get("split_kv", True)),
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

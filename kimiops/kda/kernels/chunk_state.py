@@ -56,6 +56,10 @@ import triton.language as tl
 # the 132 SMs (BV 16: 256 CTAs at 32 heads). Many pairs: BV 64 with 4 warps (one warpgroup, M = 64
 # wgmma with register A operands) and fewer re-reads of each head's tiles.
 # hi_first: which half of a split the accumulator chain starts with (see ``_two_products``).
+# split_ws / split_kv: whether ``S^T w^T`` / ``v'^T kg`` also take the lo halves (else hi only, 11
+# bits). In the interpreter (fp32 stage 1, T = 4096, softplus gates) dropping S's lo half in
+# ``S^T w^T`` left the errors unchanged to three digits (w itself is stored in fp16, 11 bits);
+# dropping v's lo half too raised the state error 2.2e-4 -> 2.9e-4 (the limit is 2.5e-3).
 # v_tiles_adjacent: dispatch order inside a sequence (see the grid above).
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (seventh session,
 # logs_h200_20261130c/ablate_state_rows2.log; ms):
@@ -68,8 +72,8 @@ import triton.language as tl
 # The column form with tf32 hi/lo splits (no max reductions) was 2x slower (ablate_state_split.log).
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
-STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True}
-STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True}
+STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False}
+STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True},
@@ -112,7 +116,8 @@ def _two_products(hi, lo, b, HI_FIRST: tl.constexpr):
 
 @triton.jit
 def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_st, slot, t0, eos,
-                HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr):
+                HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr,
+                SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr):
     """One chunk on the transposed state ``S^T [BV, K]``: returns the new ``S^T``, stores the chunk's
     output rows (see the module docstring)."""
     hv64 = hv.to(tl.int64)
@@ -129,12 +134,19 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
 
     s_hi, s_lo, inv_s = _split_f16_rows(b_st)
     w16t = tl.trans(b_w.to(tl.float16))                                                 # [K, C]
-    b_ws = _two_products(s_hi, s_lo, w16t, HI_FIRST) * inv_s[:, None]             # [BV, C]
+    if SPLIT_WS:
+        b_ws = _two_products(s_hi, s_lo, w16t, HI_FIRST) * inv_s[:, None]         # [BV, C]
+    else:
+        b_ws = tl.dot(s_hi, w16t) * inv_s[:, None]
     b_qs = tl.dot(s_hi, tl.trans(b_qg.to(tl.float16)))
     b_vn = b_ut - b_ws
     v_hi, v_lo, inv_v = _split_f16_rows(b_vn)
     b_o = b_qs * inv_s[:, None] + tl.dot(v_hi, b_at.to(tl.float16)) * inv_v[:, None]
-    b_st = b_st * b_gc[None, :] + _two_products(v_hi, v_lo, b_kg.to(tl.float16), HI_FIRST) * inv_v[:, None]
+    if SPLIT_KV:
+        b_kv = _two_products(v_hi, v_lo, b_kg.to(tl.float16), HI_FIRST)
+    else:
+        b_kv = tl.dot(v_hi, b_kg.to(tl.float16))
+    b_st = b_st * b_gc[None, :] + b_kv * inv_v[:, None]
 
     tok = (t0 + rc).to(tl.int64)
     tl.store(o + (tok[None, :] * HV + hv) * V + cv[:, None], b_o.to(o.dtype.element_ty),
@@ -174,7 +186,7 @@ def chunk_state_kernel(
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
-    HI_FIRST: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
+    HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
@@ -252,7 +264,7 @@ def chunk_state_kernel(
 
     for c in range(c_lo, c_hi):
         b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST)
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV)
 
     if HAS_HT:
         if ends_here:
