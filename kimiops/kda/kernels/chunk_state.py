@@ -59,7 +59,11 @@ import triton.language as tl
 # split_ws / split_kv: whether ``S^T w^T`` / ``v'^T kg`` also take the lo halves (else hi only, 11
 # bits). In the interpreter (fp32 stage 1, T = 4096, softplus gates) dropping S's lo half in
 # ``S^T w^T`` left the errors unchanged to three digits (w itself is stored in fp16, 11 bits);
-# dropping v's lo half too raised the state error 2.2e-4 -> 2.9e-4 (the limit is 2.5e-3).
+# dropping v's lo half too raised the state error 2.2e-4 -> 2.9e-4 (the limit is 2.5e-3). On the
+# H200 (logs_h200_20261130c/ablate_state_split_ws.log, pytest_gpu_chunk_split_ws.log): split_ws
+# off B1 T8192 0.384 -> 0.343 ms, B4 T4096 0.328 -> 0.297, B8 T1024 0.172 -> 0.163, errors at
+# T = 4096 unchanged (o 1.73e-3, state 4.34e-4); both off 0.316 / 0.297 / 0.157 with state error
+# 4.64e-4 (kept off the default: it buys little beyond split_ws and costs precision).
 # v_tiles_adjacent: dispatch order inside a sequence (see the grid above).
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (seventh session,
 # logs_h200_20261130c/ablate_state_rows2.log; ms):
