@@ -41,9 +41,10 @@ Numerics: exponentials were all taken by the intra stage (arguments <= 0). The f
 (``S^T``, then ``v'^T``) are scaled row by row so each row's max is 2^14 and split into fp16
 ``hi + lo`` halves (~22-bit significand, no fp16 range issue; a row scale commutes with a left
 product), so every product is an fp16 tensor-core dot with exact products and fp32 accumulation
-against the fp16 scratch tiles. The state update (``S^T w^T``, ``v'^T kg``) uses both halves; the
-output (``S^T qg^T``, ``v'^T A_qk^T``) only the hi halves, which matches the 11-bit precision of
-its fp16 scratch operands. S and all accumulators are fp32.
+against the fp16 scratch tiles. The state update ``v'^T kg`` uses both halves of v'; ``S^T w^T``
+and the output (``S^T qg^T``, ``v'^T A_qk^T``) only the hi halves, which matches the 11-bit
+precision of their fp16 scratch operands (``split_ws`` / ``split_kv`` below). S and all
+accumulators are fp32.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ import triton.language as tl
 # 4.64e-4 (kept off the default: it buys little beyond split_ws and costs precision).
 # v_tiles_adjacent: dispatch order inside a sequence (see the grid above).
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (seventh session,
-# logs_h200_20261130c/ablate_state_rows2.log; ms):
+# logs_h200_20261130c/ablate_state_rows2.log; ms; both halves in both state products):
 #   | case (pairs)        | column form, previous default | rows BV16 2w 4st | rows BV64 4w 3st |
 #   | B1 T8192 (32)       | 0.507 (BV32 4w 3st)           | 0.388            | 0.534            |
 #   | B4 T4096 (128)      | 0.546 (BV32 2w 2st)           | 0.778            | 0.340            |
@@ -80,13 +81,13 @@ STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "sp
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
+    {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False},
+    {"BV": 16, "num_warps": 2, "num_stages": 3, "hi_first": True, "split_ws": False},
     {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True},
-    {"BV": 16, "num_warps": 2, "num_stages": 3, "hi_first": True},
-    {"BV": 16, "num_warps": 2, "num_stages": 3, "hi_first": False},
-    {"BV": 16, "num_warps": 1, "num_stages": 3, "hi_first": False},
-    {"BV": 32, "num_warps": 2, "num_stages": 3, "hi_first": True},
-    {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True},
-    {"BV": 64, "num_warps": 4, "num_stages": 2, "hi_first": True},
+    {"BV": 16, "num_warps": 1, "num_stages": 3, "hi_first": False, "split_ws": False},
+    {"BV": 32, "num_warps": 2, "num_stages": 3, "hi_first": True, "split_ws": False},
+    {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False},
+    {"BV": 64, "num_warps": 4, "num_stages": 2, "hi_first": True, "split_ws": False},
 ]
 
 
