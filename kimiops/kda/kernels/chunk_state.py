@@ -18,8 +18,10 @@ Why transposed: every product then has its left operand in registers, produced b
 product's accumulator (``S^T``, ``v'^T``), and its right operand a scratch tile straight from
 shared memory. With the state on the right (``w S``) each chunk staged S and v' through shared
 memory (with barriers) to make them right operands, and the scales of their fp16 splits were
-CTA-wide max reductions; here a scale is per row, and a row of the accumulator lives in one
-warp. With ``BV = 64`` and 4 warps the products are ``wgmma`` with register A operands.
+CTA-wide max reductions; here a scale is per row (a reduction inside one warp where the warps split
+the rows). With ``BV = 64`` and 4 warps the products are ``wgmma`` with register A operands and no
+operand crosses warps; with ``BV = 16`` and 2 warps (few pairs) the warps split the columns, so the
+left operands and the row maxima still cross them through shared memory.
 
 Initial state: ``h0[h0_indices[n]]`` (or ``h0[n]``), zeros for index -1 or without ``h0``. Final
 state to ``ht[ht_indices[n]]`` (or ``ht[n]``), nothing for index -1. Each program reads its own
@@ -99,8 +101,9 @@ def state_config_for(pairs: int) -> dict:
 @triton.jit
 def _split_f16_rows(x):
     """fp32 ``x [R, D]`` -> (hi, lo, 1/s [R]) with ``x * s[:, None] = hi + lo`` to ~22 bits, one scale
-    per row (max|row * s| = 2^14). A row of the mma accumulator layout lives in one warp (a quad of
-    lanes), so the row maxima need no shared memory."""
+    per row (max|row * s| = 2^14). Where the warps split the accumulator's rows (1 warp; BV 64 with
+    4 warps) a row lives in one warp and its maximum needs no shared memory; with BV 16 and 2 warps
+    the warps split the columns and the maxima cross them."""
     s = 16384.0 / tl.maximum(tl.max(tl.abs(x), axis=1), 1e-30)
     xs = x * s[:, None]
     hi = xs.to(tl.float16)
