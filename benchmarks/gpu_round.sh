@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One verification round on a GPU machine: GPU tests, the demo, `kimiops bench`, the transformers
 # benchmark; logs under $OUT (default ./gpu_out). fla-core's wheel may be placed under .whl/.
-# Usage: bash benchmarks/gpu_round.sh [tests] [demo] [bench] [bench-full] [transformers]
+# Usage: bash benchmarks/gpu_round.sh [tests] [demo] [bench] [bench-full] [transformers] [prefill]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT/r"
@@ -31,6 +31,9 @@ for step in "${steps[@]}"; do
            tail -40 "$OUT/bench.log" ;;
     transformers) PYTHONPATH=$NOFLA timeout 150 python3 benchmarks/bench_transformers.py --out "$OUT/r" > "$OUT/r/transformers.log" 2>&1
            tail -12 "$OUT/r/transformers.log" ;;
+    # the prefill table side by side with FLA (~4 min on the H200)
+    prefill) timeout ${PREFILL_TIMEOUT:-330} python3 benchmarks/bench_kda_prefill.py --no-sweep --rep 20 --out "$OUT" > "$OUT/bench_prefill.log" 2>&1
+           tail -16 "$OUT/bench_prefill.log" ;;
   esac
 done
 # at most 8 files come back: bundle the raw results
