@@ -14,10 +14,10 @@ Pipelined parts (``PIPELINE_CONFIG``): the chunk slots are cut into ``P`` contig
 Stage 1 runs part by part on the current stream; after part ``p`` an event hands over to a forked
 stream (``kimiops.streams.forked_stream``) where the state stage walks the chunks of part ``p``
 (the state of a sequence that goes on is carried to the next part through fp32 scratch, so the
-result is bit-identical to one part). So the state stage of part ``p``, latency-bound with one CTA
-per SM at small batches, runs while stage 1 (bound by instruction issue) works on part ``p + 1``
-in the rest of each SM. The current stream waits for the fork before the call returns. With
-``P = 1`` (small problems) both stages run on the current stream.
+result is bit-identical to one part). So the state stage of part ``p``, which at small batches has
+too few tiles to fill the GPU, runs while stage 1 works on part ``p + 1`` in the rest of each SM.
+The current stream waits for the fork before the call returns. With ``P = 1`` (small problems)
+both stages run on the current stream.
 
 Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
 owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
@@ -31,7 +31,6 @@ read by stage 1 (bf16: ~1 KiB), scratch written by stage 1 and read by stage 2 (
 
 from __future__ import annotations
 
-import os
 
 import torch
 import triton
@@ -88,7 +87,6 @@ GRID_3D_MAX_SEQS = 65535
 # inv_prec: input_precision of the fp32 dots of the intra stage (inverse, w, u).
 NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32"}
 
-_INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
 _GATES = {"none": GATE_NONE, "softplus": GATE_SOFTPLUS, "lower_bound": GATE_LOWER_BOUND}
 _TL_DOT = {"fp16": tl.float16, "fp32": tl.float32}
 
@@ -298,8 +296,8 @@ def _launch_state(p, lo=0, hi=None):
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
-        IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc.get("hi_first", True)),
-        SPLIT_WS=bool(sc.get("split_ws", True)), SPLIT_KV=bool(sc.get("split_kv", True)),
+        IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc["hi_first"]),
+        SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]),
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -92,6 +92,7 @@ import triton
 import triton.language as tl
 
 from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
+from kimiops.kda.kernels.f16_split import f16_hi_lo
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width of pass 1 (scores); BK2: of
@@ -171,9 +172,7 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 def _split_g(x):
     """Log decays (fp32, <= 0) as fp16 ``hi + lo`` (~22 bits) for exact tensor-core products with 0/1
     matrices; clamped at -2^15 (fp16 range), where ``e^x`` is 0 in fp32 anyway."""
-    x = tl.maximum(x, -32768.0)
-    hi = x.to(tl.float16)
-    return hi, (x - hi.to(tl.float32)).to(tl.float16)
+    return f16_hi_lo(tl.maximum(x, -32768.0))
 
 
 @triton.jit

@@ -54,6 +54,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from kimiops.kda.kernels.f16_split import f16_hi_lo
+
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py --ablate state times candidates.
 # Few (sequence, head) pairs (< WIDE_MIN_PAIRS, e.g. one long prompt): narrow V tiles are what fill
 # the 132 SMs (BV 16: 256 CTAs at 32 heads). Many pairs: BV 64 with 4 warps (one warpgroup, M = 64
@@ -79,13 +81,14 @@ import triton.language as tl
 # The column form with tf32 hi/lo splits (no max reductions) was 2x slower (ablate_state_split.log).
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
-STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False}
-STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False}
+STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False, "split_kv": True}
+STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
+                     "split_kv": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False},
     {"BV": 16, "num_warps": 2, "num_stages": 3, "hi_first": True, "split_ws": False},
-    {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True},
+    {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": True},
     {"BV": 16, "num_warps": 1, "num_stages": 3, "hi_first": False, "split_ws": False},
     {"BV": 32, "num_warps": 2, "num_stages": 3, "hi_first": True, "split_ws": False},
     {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False},
@@ -105,9 +108,7 @@ def _split_f16_rows(x):
     4 warps) a row lives in one warp and its maximum needs no shared memory; with BV 16 and 2 warps
     the warps split the columns and the maxima cross them."""
     s = 16384.0 / tl.maximum(tl.max(tl.abs(x), axis=1), 1e-30)
-    xs = x * s[:, None]
-    hi = xs.to(tl.float16)
-    lo = (xs - hi.to(tl.float32)).to(tl.float16)
+    hi, lo = f16_hi_lo(x * s[:, None])
     return hi, lo, 1.0 / s
 
 

@@ -58,13 +58,13 @@ import triton
 import triton.language as tl
 
 from kimiops.arch import supports_pdl
+from kimiops.interpreter import interpreter_enabled
 from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
 
-_INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
 # module attribute (read at call time) so benchmarks/tests can flip it
-_FAST_LAUNCH = (not _INTERPRET) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
+_FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
