@@ -76,9 +76,9 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 #   | B1 T8192 (32)       | 0.507 (BV32 4w 3st)           | 0.388            | 0.534            |
 #   | B4 T4096 (128)      | 0.546 (BV32 2w 2st)           | 0.778            | 0.340            |
 #   | B8 T1024 (256)      | 0.285 (BV32 2w 2st)           | 0.402            | 0.185            |
-# Also measured there: rows BV16 2w 3st 0.403 / 5 stages 0.658 (B1), 1 warp 0.475-0.496 (B1, in
-# ablate_state_rows.log),
-# 4 warps 0.504; BV64 2 stages 0.399 / 0.209 (B4 / B8), 8 warps 0.998-1.014, BV128 8w 0.440 / 0.230.
+# Also measured there: rows BV16 2w 3st 0.403 / 5 stages 0.658 / 4 warps 0.504 (B1); BV64 2 stages
+# 0.399 / 0.209 (B4 / B8), 8 warps 0.998-1.014, BV128 8w 0.440 / 0.230; in ablate_state_rows.log:
+# BV16 with 1 warp 0.475-0.496 (B1).
 # The column form with tf32 hi/lo splits (no max reductions) was 2x slower (ablate_state_split.log).
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
