@@ -217,6 +217,8 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("default", {}),
     ("BK2 32", {"BK2": 32}),
     ("no register cap", {"maxnreg": 0}),
+    ("maxnreg 192", {"maxnreg": 192}),
+    ("BVI 64", {"BVI": 64}),
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),
     ("4 warps", {"num_warps": 4}),

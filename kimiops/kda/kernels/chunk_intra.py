@@ -215,11 +215,6 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     loc = tl.arange(0, BC)[None, :, None]
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
-    blk_i = tl.arange(0, NS)[:, None, None, None]                # mid factor indices [I, J, K', 1]
-    blk_j = tl.arange(0, NS)[None, :, None, None]
-    blk_k = tl.arange(0, NS)[None, None, :, None]
-    between = (blk_k > blk_j) & (blk_k < blk_i)                  # [NS, NS, NS, 1]
-    jlt = (tl.arange(0, NS)[None, :, None] < tl.arange(0, NS)[:, None, None])  # [NS(I), NS(J), 1]
     cols = kb + tl.arange(0, BK)
     b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                 H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
@@ -231,19 +226,18 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     g3 = tl.reshape(b_g, (NS, BC, BK))
     # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
     lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
-    lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
-    g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
-    blk_tot = g_first + lx_last                               # [NS, BK] sum of g over block
-    # off-diagonal: left = x e^{G_i - G_rI}; right_I[j] = k_j e^{G_eJ - G_j} e^{G_rI - G_eJ}
+    # off-diagonal block (row block 1, column block 0; chunks of 32 have no other):
+    # e^{G_i - G_j} = e^{G_i - G_e0} e^{G_e0 - G_j} with e0 the last row of block 0, i.e. the sums of
+    # g over [r1, i] (the left factor) and over (j, e0] (the right factor), both <= 0. Both factors
+    # are taken for every row of the chunk; the product's other blocks are finite and masked later.
     if (ABL & 1) == 0:
-        e_left = tl.exp(lx)
-        left_k = (k3 * e_left).to(DOT_DT)
-        left_q = (q3 * e_left).to(DOT_DT)
-        base = k3 * tl.exp(lx_last[:, None, :] - lx)             # [NS(J), BC, BK]
-        mid_x = g_first[:, None, :] + tl.sum(tl.where(between, blk_tot[None, None, :, :], 0.0), axis=2)
-        mid = tl.where(jlt, tl.exp(mid_x), 0.0)                   # [NS(I), NS(J), BK]
-        right = tl.reshape(mid[:, :, None, :] * base[None, :, :, :], (NS, C, BK)).to(DOT_DT)
-        right_t = tl.permute(right, (0, 2, 1))                    # [NS, BK, C]
+        g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
+        lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
+        e_left = tl.exp(g_first[:, None, :] + lx)
+        left_k = tl.reshape(k3 * e_left, (C, BK)).to(DOT_DT)
+        left_q = tl.reshape(q3 * e_left, (C, BK)).to(DOT_DT)
+        right = tl.reshape(k3 * tl.exp(lx_last[:, None, :] - lx), (C, BK)).to(DOT_DT)
+        right_t = tl.trans(right)                                 # [BK, C]
         acc_kk = tl.dot(left_k, right_t, acc_kk)
         acc_qk = tl.dot(left_q, right_t, acc_qk)
     # diagonal blocks: levels l = 8, 4, 2, 1
@@ -298,8 +292,9 @@ def chunk_intra_kernel(
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
 
-    acc_kk = tl.zeros([NS, BC, C], dtype=tl.float32)   # off-diagonal blocks of sum k k e^..
-    acc_qk = tl.zeros([NS, BC, C], dtype=tl.float32)
+    tl.static_assert(NS == 2, "the off-diagonal factorization assumes chunks of two sub-chunks")
+    acc_kk = tl.zeros([C, C], dtype=tl.float32)   # off-diagonal block of sum k k e^.. (others masked)
+    acc_qk = tl.zeros([C, C], dtype=tl.float32)
     dg_kk = tl.zeros([NS, BC, BC], dtype=tl.float32)   # diagonal blocks
     dg_qk = tl.zeros([NS, BC, BC], dtype=tl.float32)
     ssq_q = tl.zeros([C], dtype=tl.float32)
@@ -320,8 +315,10 @@ def chunk_intra_kernel(
         rk = tl.full([C], 1.0, tl.float32)
     row_kk = b_beta * rk
     row_qk = scale * rq
-    a_off_kk = tl.reshape(acc_kk, (C, C)) * row_kk[:, None] * rk[None, :]
-    a_off_qk = tl.reshape(acc_qk, (C, C)) * row_qk[:, None] * rk[None, :]
+    rr = tl.arange(0, C)
+    off_blk = (rr[:, None] >= BC) & (rr[None, :] < BC)
+    a_off_kk = tl.where(off_blk, acc_kk, 0.0) * row_kk[:, None] * rk[None, :]
+    a_off_qk = tl.where(off_blk, acc_qk, 0.0) * row_qk[:, None] * rk[None, :]
     rk3 = tl.reshape(rk, (NS, BC))
     dg_kk = dg_kk * tl.reshape(row_kk, (NS, BC))[:, :, None] * rk3[:, None, :]
     dg_qk = dg_qk * tl.reshape(row_qk, (NS, BC))[:, :, None] * rk3[:, None, :]
@@ -330,7 +327,6 @@ def chunk_intra_kernel(
     blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
     a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
 
-    rr = tl.arange(0, C)
     slot = pid.to(tl.int64)
     o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
     tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
