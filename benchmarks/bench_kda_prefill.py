@@ -281,6 +281,11 @@ ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the six
     ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("default", {}, None),
+    # eighth session: state CTAs that leave room for stage 1 of the next part (B1)
+    ("4 parts, state BV32", {"BV": 32}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("4 parts, state 3 stages", {"num_stages": 3}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("4 parts, state wide", dict(STATE_CONFIG_WIDE), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1, "below_pairs": 1 << 30}),
 ]
 
 

@@ -30,13 +30,14 @@ No host synchronization, no metadata tensors.
 Numerics (overflow-safe for unbounded gates: every exponential evaluated has an argument <= 0):
 the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the default chunk of 32).
 
-* Off-diagonal sub-blocks (row block I > column block J) factor as
-  ``e^{G_i - G_j} = e^{G_i - G_rI} * e^{G_rI - G_eJ} * e^{G_eJ - G_j}`` with ``rI`` the first row
-  of block I and ``eJ`` the last row of block J (``j <= eJ < rI <= i``): all three exponents are
-  <= 0. The first factor goes on the left operand, the product of the other two on a right operand
-  built per row block I (``[NS, C, BK]``), so one batched tensor-core dot
-  ``[NS, BC, BK] x [NS, BK, C]`` gives all off-diagonal blocks. The exponents are block-local sums
-  of g (not differences of the chunk cumsum), so they keep their precision when G is ~6e4.
+* The off-diagonal sub-block (rows of block 1 against columns of block 0: with chunks of 32 there
+  is no other) factors through ``e0``, the last row of block 0:
+  ``e^{G_i - G_j} = e^{G_i - G_e0} * e^{G_e0 - G_j}``, i.e. the sum of g over ``[r1, i]`` (left
+  factor) and over ``(j, e0]`` (right factor), both <= 0 and both local to the row's own block, so
+  each is taken for every row of the chunk alike and one 2-D tensor-core dot
+  ``[C, BK] x [BK, C]`` per K slice gives the block; the product's other blocks (finite: every
+  factor is <= 1) are masked after pass 1. The exponents are block-local sums of g (not
+  differences of the chunk cumsum), so they keep their precision when G is ~6e4.
 * Diagonal sub-blocks (i >= j inside one block of 16) use a binary hierarchy instead of pairwise
   exponentials: at level ``l`` in (8, 4, 2, 1) the pairs with ``i`` in the lower half and ``j``
   in the upper half of a group of ``2l`` rows factor through the group's middle row ``a``:
@@ -108,6 +109,13 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # The diagonal hierarchy's exponents (a sum of g over a span of rows per level) as 0/1-matrix products
 # instead of anchor reductions: 0.507 -> 0.452 ms (g), 0.585 -> 0.553 (gate) (ablate_intra_diag_mma.log).
 # Those variants are in the history (commit d03622e); the kernel keeps the products only.
+# Eighth session (logs_h200_20261130d/ablate_intra_before.log -> ablate_intra_offdiag2d.log): the
+# off-diagonal block as one 2-D [C, BK] x [BK, C] product with block-local factors, instead of a
+# batched [NS, BC, BK] x [NS, BK, C] product whose right operand carried a between-blocks factor
+# built by 4-D broadcasts: 0.452 -> 0.406 ms (g), 0.540 -> 0.500 (gate); no spills at 168 registers.
+# Tried and dropped: pass 2 folded into pass 1 (norms from a pass 0, x = beta k e^G written by pass 1
+# and turned into w = Tinv x in place): 0.739 ms, 296-404 bytes of spills (0.627 ms uncapped at 255
+# registers) (ablate_intra_fused_pass.log).
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168}
 INTRA_CANDIDATES = [
