@@ -276,17 +276,23 @@ def ablate(rep, which="all", modes=("g",)):
 
 
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs
-    # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/)
+    # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/).
+    # Rows without state overrides take the library's rule (state_config_for: wide tiles when parted).
     ("1 part", {}, {"max_parts": 1}),
     ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("2 parts, narrow state", dict(STATE_CONFIG), {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("default", {}, None),
-    # eighth session: state CTAs that leave room for stage 1 of the next part (B1)
-    ("4 parts, state BV32", {"BV": 32}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("4 parts, state 3 stages", {"num_stages": 3}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("4 parts, state wide", dict(STATE_CONFIG_WIDE), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("4 parts, narrow state", dict(STATE_CONFIG), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("4 parts, state BV32 2w", dict(STATE_CONFIG, BV=32), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
     ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("default", {}, None),
 ]
+
+
+def _chunk_slots(B, T, lens):
+    """NC of a call (see chunk.py): fixed length B * cdiv(T, C), varlen T // C + N."""
+    C = chunk_mod.CHUNK_SIZE
+    return T // C + len(lens) if lens else B * -(-T // C)
 
 
 def ablate_pipeline(rep, modes=("g",), names=None):
@@ -303,7 +309,8 @@ def ablate_pipeline(rep, modes=("g",), names=None):
             ht = torch.empty(N, HV, K, V, device="cuda")
             out = torch.empty_like(c["v"])
             for label, state, pipe in ABLATE_PIPELINE:
-                base = chunk_mod.state_config_for(N * HV)
+                n_parts = len(chunk_mod.pipeline_parts(_chunk_slots(B, T, lens), N * HV, pipe))
+                base = chunk_mod.state_config_for(N * HV, pipelined=n_parts > 1)
                 fn = ours_fn(c, ht, out, state=dict(base, **state), pipeline=pipe)
                 try:
                     fn()

@@ -145,6 +145,9 @@ def test_state_configs_match_oracle(device, state_config):
 def test_state_config_follows_sequences_times_heads():
     assert state_config_for(WIDE_MIN_PAIRS - 1) is STATE_CONFIG
     assert state_config_for(WIDE_MIN_PAIRS) is STATE_CONFIG_WIDE
+    # pipelined parts take the wide tiles whatever the pairs (room for stage 1 of the next part)
+    assert state_config_for(1, pipelined=True) is STATE_CONFIG_WIDE
+    assert state_config_for(WIDE_MIN_PAIRS, pipelined=True) is STATE_CONFIG_WIDE
 
 
 @pytest.mark.parametrize("intra", [None, {"BK2": 32}], ids=["default", "bk2_32"])
@@ -223,12 +226,13 @@ def test_dispatch_order_does_not_change_results(device, wide):
 
 
 def test_pipeline_parts_follow_the_measured_rule():
-    """Parts only below 128 (sequence, head) pairs, at least 128 slots each, at most 4; contiguous
+    """Parts only below 128 (sequence, head) pairs, at least 64 slots each, at most 4; contiguous
     ranges covering every slot (H200 measurements in chunk.py)."""
-    assert pipeline_parts(256, 32) == [(0, 128), (128, 256)]                 # B1 T8192, 32 heads
+    assert pipeline_parts(256, 32) == [(0, 64), (64, 128), (128, 192), (192, 256)]  # B1 T8192, 32 heads
     assert pipeline_parts(1024, 32) == [(0, 256), (256, 512), (512, 768), (768, 1024)]  # B1 T32768
     assert pipeline_parts(4000, 32)[-1] == (3000, 4000) and len(pipeline_parts(4000, 32)) == 4
-    assert pipeline_parts(255, 32) == [(0, 255)]                             # too short to split
+    assert pipeline_parts(128, 32) == [(0, 64), (64, 128)]                   # B1 T4096
+    assert pipeline_parts(127, 32) == [(0, 127)]                             # too short to split
     assert pipeline_parts(1024, 128) == [(0, 1024)]                          # B4: the state fills the GPU
     assert pipeline_parts(521, 224) == [(0, 521)]                            # varlen 7 sequences x 32
     assert pipeline_parts(0, 0) == [(0, 0)]

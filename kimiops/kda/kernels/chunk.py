@@ -76,7 +76,11 @@ ORDER_MAX_SEQS = 1024
 # lose (B8 T1024 0.711 -> 0.722 in 2 parts, B4 T4096 1.391 -> 1.613, varlen 1.466 -> 1.668).
 # With 128 pairs or more every part count loses: B8 T1024 0.913 -> 0.935 (2 parts), 1.030 (4);
 # B4 T4096 1.787 -> 2.026 (2); varlen 7 sequences 1.884 -> 2.092 (2).
-PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 128, "below_pairs": 128, "high_priority": True}
+# Eighth session (logs_h200_20261130d/ablate_pipeline_b1.log; the state stage in parts now takes the
+# wide tiles, see ``state_config_for``): B1 T8192 2 parts 0.737 ms, 4 parts 0.750 (narrow state) or
+# 0.710 (wide), 8 parts 0.795; B1 T32768 4 parts 2.799 (narrow) or 2.711 (wide). Eager, 4 parts and
+# wide: 0.747 / 2.652 ms against 0.747 / 2.796 before. Hence at least 64 slots per part (T8192: 4).
+PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 64, "below_pairs": 128, "high_priority": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -160,7 +164,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     else:
         N, NT = B, triton.cdiv(T, C)
         NC = B * NT
-    sc = dict(state_config_for(N * HV), **(state_config or {}))
+    parts = pipeline_parts(NC, N * HV, pipeline_config)
+    sc = dict(state_config_for(N * HV, pipelined=len(parts) > 1), **(state_config or {}))
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
                 h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),
@@ -178,7 +183,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     plan["gc"] = get_buffer("kda_gc", dev, torch.float32, HV, (K,), NC)
     if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
-    plan["parts"] = pipeline_parts(NC, N * HV, pipeline_config)
+    plan["parts"] = parts
     plan["high_priority"] = bool((pipeline_config or {}).get("high_priority", PIPELINE_CONFIG["high_priority"]))
     if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
