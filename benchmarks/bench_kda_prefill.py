@@ -275,16 +275,21 @@ def ablate(rep, which="all", modes=("g",)):
         workspace.empty_cache()
 
 
+def _forced_parts(n):
+    """Pipeline config that cuts every case into ``n`` parts."""
+    return {"max_parts": n, "min_part_slots": 1, "below_pairs": 1 << 30}
+
+
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs
     # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/).
     # Rows without state overrides take the library's rule (state_config_for: wide tiles when parted).
     ("1 part", {}, {"max_parts": 1}),
-    ("2 parts", {}, {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("2 parts, narrow state", dict(STATE_CONFIG), {"max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("4 parts", {}, {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("4 parts, narrow state", dict(STATE_CONFIG), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("4 parts, state BV32 2w", dict(STATE_CONFIG, BV=32), {"max_parts": 4, "min_part_slots": 1, "below_pairs": 1 << 30}),
-    ("8 parts", {}, {"max_parts": 8, "min_part_slots": 1, "below_pairs": 1 << 30}),
+    ("2 parts", {}, _forced_parts(2)),
+    ("2 parts, narrow state", dict(STATE_CONFIG), _forced_parts(2)),
+    ("4 parts", {}, _forced_parts(4)),
+    ("4 parts, narrow state", dict(STATE_CONFIG), _forced_parts(4)),
+    ("4 parts, state BV32 2w", dict(STATE_CONFIG, BV=32), _forced_parts(4)),
+    ("8 parts", {}, _forced_parts(8)),
     ("default", {}, None),
 ]
 

@@ -66,6 +66,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the defau
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
+* Eighth session (``logs_h200_20261130d/ablate_intra_offdiag2d.log``): 0.406 ms (0.500 with the
+  softplus gate); skipping parts: the off-diagonal block 0.366, the diagonal hierarchy 0.419, the
+  inverse 0.358, pass 2 (w, qg, kg) 0.281, u 0.363; pass 1 alone 0.196; loads alone 0.079.
 * Chunks of 32 (the default since the fourth session), 2 warps, registers capped at 168, loops
   pipelined 3 deep: 0.656 ms (fifth session). Everything below was measured with chunks of 64.
 * This kernel (BK=16, 4 warps, loops software-pipelined 2 deep): 1.213 ms (1.241 with unpipelined
