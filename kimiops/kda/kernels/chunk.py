@@ -70,7 +70,8 @@ ORDER_MAX_SEQS = 1024
 # ablate_pipeline.log): B1 T8192 1.180 ms in one part -> 1.148 (2 or 4 parts), 1.171 (8), 1.551 (16);
 # B1 T32768 4.654 -> 4.406 (2), 4.330 (4), 4.404 (8); in-kernel gate: 1.341 -> 1.326, 5.392 -> 5.016.
 # Eager (ablate_pipeline_b1_eager.log), where more parts mean more host launches: B1 T8192 with the
-# gate 1.354 ms in one part, 1.314 in 2, 1.394 in 4; so at least 128 slots per part (T8192: 2 parts).
+# gate 1.354 ms in one part, 1.314 in 2, 1.394 in 4; hence, until the eighth session, at least 128
+# slots per part (T8192: 2 parts).
 # After stage 1 got faster (ablate_pipeline_after_stage1.log): B1 T8192 0.970 -> 0.929 ms (2 parts),
 # B1 T32768 3.832 -> 3.470 (4 parts); with the gate 1.072 -> 1.032, 4.218 -> 3.880; batches still
 # lose (B8 T1024 0.711 -> 0.722 in 2 parts, B4 T4096 1.391 -> 1.613, varlen 1.466 -> 1.668).
