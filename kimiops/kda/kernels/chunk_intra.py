@@ -28,7 +28,7 @@ slots ``cu[n] // C + n + c`` for its chunks ``c``; these never collide and stay 
 No host synchronization, no metadata tensors.
 
 Numerics (overflow-safe for unbounded gates: every exponential evaluated has an argument <= 0):
-the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (2 with the default chunk of 32).
+the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel requires C = 32).
 
 * The off-diagonal sub-block (rows of block 1 against columns of block 0: with chunks of 32 there
   is no other) factors through ``e0``, the last row of block 0:

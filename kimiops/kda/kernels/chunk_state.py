@@ -102,7 +102,8 @@ def state_config_for(pairs: int, pipelined: bool = False) -> dict:
     whether the call runs in pipelined parts (``chunk.py``).
 
     Pipelined parts take the wide tiles even for few pairs: alone the narrow ones are faster (B1
-    T8192: 0.39 vs 0.53 ms), but their 2-per-SM CTAs fill every SM while stage 1 of the next part
+    T8192: 0.341 vs 0.369 ms, logs_h200_20261130d/bench_prefill_offdiag2d.log and
+    bench_prefill_final.log), but their 2-per-SM CTAs fill every SM while stage 1 of the next part
     needs room; the wide CTAs (2 per (sequence, head)) leave SMs free. H200, whole call, CUDA-graph
     medians, 4 parts (logs_h200_20261130d/ablate_pipeline_b1.log): B1 T8192 0.737 (narrow, 2 parts)
     -> 0.710 ms, B1 T32768 2.803 -> 2.711.
