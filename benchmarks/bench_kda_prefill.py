@@ -133,25 +133,85 @@ def bench_eager(fn, rep):
     return triton.testing.do_bench(fn, warmup=max(5, rep // 4), rep=rep, return_mode="median")
 
 
+def _capture(fn, keep_graph=False):
+    """``fn`` warmed up and captured on a side stream (the warm-up's stream: same workspace key)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph(keep_graph=keep_graph)
+    with torch.cuda.graph(graph, stream=s):
+        fn()
+    torch.cuda.synchronize()
+    return graph
+
+
 def bench_graph(fn, rep):
     """Median of CUDA-graph replays (ms), or None when ``fn`` cannot be captured."""
     try:
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(2):
-                fn()
-        torch.cuda.current_stream().wait_stream(s)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=s):  # same stream as the warm-up: same workspace key
-            fn()
-        torch.cuda.synchronize()
+        graph = _capture(fn)
     except Exception as e:  # noqa: BLE001
         print(f"    (graph capture failed: {type(e).__name__}: {str(e)[:120]})")
         torch.cuda.synchronize()
         return None
     return triton.testing.do_bench(graph.replay, warmup=max(5, rep // 4), rep=rep, return_mode="median")
+
+
+# CUgraphInstantiate_flags of the CUDA driver API: replay each kernel node at the priority it was
+# captured with (copied from its stream's priority during capture) instead of the launching stream's
+CU_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
+
+
+def bench_graph_node_priority(fn, rep):
+    """Median (ms) of replays of ``fn``'s CUDA graph instantiated with
+    ``CU_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`` (driver API through ctypes; torch instantiates
+    without it, so its replays run the forked stream's kernels at the launching stream's priority)."""
+    import ctypes
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    graph = _capture(fn, keep_graph=True)
+    exe = ctypes.c_void_p()
+    rc = cuda.cuGraphInstantiateWithFlags(ctypes.byref(exe), ctypes.c_void_p(graph.raw_cuda_graph()),
+                                          ctypes.c_ulonglong(CU_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY))
+    if rc != 0:
+        raise RuntimeError(f"cuGraphInstantiateWithFlags returned CUresult {rc}")
+
+    def replay():
+        err = cuda.cuGraphLaunch(exe, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if err != 0:
+            raise RuntimeError(f"cuGraphLaunch returned CUresult {err}")
+
+    try:
+        return triton.testing.do_bench(replay, warmup=max(5, rep // 4), rep=rep, return_mode="median")
+    finally:
+        torch.cuda.synchronize()
+        cuda.cuGraphExecDestroy(exe)
+        del graph
+
+
+def ablate_graph_priority(rep, modes=("g",), names=None):
+    """B1 cases (pipelined parts on a forked high-priority stream): eager, torch's graph replay, and
+    the same graph instantiated to keep the captured node priorities."""
+    for name, T in (("B1_T8192", 8192), ("B1_T32768", 32768)):
+        if names and name not in names:
+            continue
+        for mode in modes:
+            c = make_case(1, T, mode)
+            ht = torch.empty(1, HV, K, V, device="cuda")
+            out = torch.empty_like(c["v"])
+            fn = ours_fn(c, ht, out)
+            try:
+                eager, graph = bench_eager(fn, rep), bench_graph(fn, rep)
+                prio = bench_graph_node_priority(fn, rep)
+                print(f"  priority {name}_{mode}: eager {eager:.3f} ms, graph {graph:.3f}, "
+                      f"graph with node priorities {prio:.3f}")
+            except Exception as e:  # noqa: BLE001
+                print(f"  priority {name}_{mode} failed: {type(e).__name__}: {str(e)[:300]}")
+            del c, ht, out
+            workspace.empty_cache()
 
 
 def flops(lens):
@@ -337,7 +397,7 @@ def main():
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
     ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (in-kernel)")
-    ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state", "pipeline"],
+    ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state", "pipeline", "priority"],
                     help="per-stage ablations / config timings (of one stage if named), then exit")
     ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
@@ -359,6 +419,9 @@ def main():
         return 2
     if args.ablate == "pipeline":
         ablate_pipeline(args.rep, args.modes.split(","), [c for c in args.cases.split(",") if c])
+        return 0
+    if args.ablate == "priority":
+        ablate_graph_priority(args.rep, args.modes.split(","), [c for c in args.cases.split(",") if c])
         return 0
     if args.ablate:
         ablate(args.rep, args.ablate, args.modes.split(","))
