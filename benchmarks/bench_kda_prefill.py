@@ -354,12 +354,6 @@ ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the six
 ]
 
 
-def _chunk_slots(B, T, lens):
-    """NC of a call (see chunk.py): fixed length B * cdiv(T, C), varlen T // C + N."""
-    C = chunk_mod.CHUNK_SIZE
-    return T // C + len(lens) if lens else B * -(-T // C)
-
-
 def ablate_pipeline(rep, modes=("g",), names=None):
     """Whole-pipeline CUDA-graph and eager medians for the number of pipelined parts, the stream
     priority and the state grid's shape, on the benchmark cases (``names``: a subset)."""
@@ -374,9 +368,7 @@ def ablate_pipeline(rep, modes=("g",), names=None):
             ht = torch.empty(N, HV, K, V, device="cuda")
             out = torch.empty_like(c["v"])
             for label, state, pipe in ABLATE_PIPELINE:
-                n_parts = len(chunk_mod.pipeline_parts(_chunk_slots(B, T, lens), N * HV, pipe))
-                base = chunk_mod.state_config_for(N * HV, pipelined=n_parts > 1)
-                fn = ours_fn(c, ht, out, state=dict(base, **state), pipeline=pipe)
+                fn = ours_fn(c, ht, out, state=state or None, pipeline=pipe)  # merged into the library's rule
                 try:
                     fn()
                     torch.cuda.synchronize()

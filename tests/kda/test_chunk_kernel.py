@@ -247,10 +247,13 @@ def _parts(n):
     return {"max_parts": n, "min_part_slots": 1}
 
 
-@pytest.mark.parametrize("n_parts,state_config", [(2, None), (3, None), (9, None), (3, ONE_WARP)])
+@pytest.mark.parametrize("n_parts,state_config", [(2, STATE_CONFIG_WIDE), (3, STATE_CONFIG_WIDE),
+                                                   (9, STATE_CONFIG_WIDE), (3, ONE_WARP)])
 def test_pipelined_parts_bit_identical_varlen_pool(device, n_parts, state_config):
     """Parts chain the state through fp32 scratch: the same bits as one part, for sequences that
-    span several parts, empty ones (h0 copied to ht once), padding (-1) and untouched pool slots."""
+    span several parts, empty ones (h0 copied to ht once), padding (-1) and untouched pool slots.
+    Both runs take the same state tiling (by default one part and parts would not: see
+    ``state_config_for``), so only the parts differ."""
     lens = [5, 70, 0, 33, 64, 1]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
     inp = make_inputs(1, int(cu[-1]), 1, 2, 32, 32, "softplus", torch.float32, device, seed=13)
@@ -479,8 +482,9 @@ def test_gpu_two_streams_concurrently(n_parts):
 
 @pytest.mark.gpu
 def test_gpu_pipelined_parts_bit_identical_eager_and_graph():
-    """Parts on a forked stream (eager and replayed from a CUDA graph) give the bits of one part,
-    and the pool slots not named stay poisoned."""
+    """Parts on a forked stream (eager and replayed from a CUDA graph) give the bits of one part at
+    the same state tiling (the wide one, which parted calls take), and the pool slots not named
+    stay poisoned."""
     lens = [1000, 0, 37, 2048, 64, 947]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
     inp = _gpu_inputs("softplus", False, T=int(cu[-1]), H=2, HV=4, seed=3)
@@ -491,7 +495,7 @@ def test_gpu_pipelined_parts_bit_identical_eager_and_graph():
 
     def call(cfg, pool, out):
         return run(inp, gate="softplus", scale=0.1, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
-                   out=out, pipeline_config=cfg)
+                   out=out, pipeline_config=cfg, state_config=STATE_CONFIG_WIDE)
 
     results = {}
     for name, cfg in (("one", _parts(1)), ("default", None), ("five", _parts(5))):

@@ -31,7 +31,6 @@ read by stage 1 (bf16: ~1 KiB), scratch written by stage 1 and read by stage 2 (
 
 from __future__ import annotations
 
-
 import torch
 import triton
 import triton.language as tl

@@ -36,8 +36,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   factor) and over ``(j, e0]`` (right factor), both <= 0 and both local to the row's own block, so
   each is taken for every row of the chunk alike and one 2-D tensor-core dot
   ``[C, BK] x [BK, C]`` per K slice gives the block; the product's other blocks (finite: every
-  factor is <= 1) are masked after pass 1. The exponents are block-local sums of g (not
-  differences of the chunk cumsum), so they keep their precision when G is ~6e4.
+  factor is <= 1) are masked after pass 1. The exponents come from block-local cumsums of g (the
+  right one a difference of two of them), not from the chunk cumsum, so their error scales with a
+  16-row block's span of g, not the chunk's.
 * Diagonal sub-blocks (i >= j inside one block of 16) use a binary hierarchy instead of pairwise
   exponentials: at level ``l`` in (8, 4, 2, 1) the pairs with ``i`` in the lower half and ``j``
   in the upper half of a group of ``2l`` rows factor through the group's middle row ``a``:
