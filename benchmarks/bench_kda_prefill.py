@@ -278,7 +278,6 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("BK2 32", {"BK2": 32}),
     ("no register cap", {"maxnreg": 0}),
     ("maxnreg 192", {"maxnreg": 192}),
-    ("BVI 64", {"BVI": 64}),
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),
     ("4 warps", {"num_warps": 4}),
@@ -286,9 +285,8 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("no diag", {"ablate": 2}),
     ("no inverse", {"ablate": 4}),
     ("no w/qg/kg", {"ablate": 8}),
-    ("no u", {"ablate": 16}),
-    ("pass 1 only", {"ablate": 4 | 8 | 16}),
-    ("loads+stores", {"ablate": 31}),
+    ("pass 1 only", {"ablate": 4 | 8}),
+    ("loads+stores", {"ablate": 15}),
 ]
 ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); see chunk_state.py
     ("BV16 2w 4st (narrow)", {}),

@@ -332,9 +332,9 @@ def test_separate_ht_indices_and_no_h0(device):
 
 
 @pytest.mark.parametrize("intra,state", [({"BK": 32, "num_warps": 4}, {"BV": 32, "hi_first": False}),
-                                         ({"BK": 16, "BVI": 64}, {"BV": 64, "num_warps": 4}),
+                                         ({"BK": 16, "loop_stages": 2}, {"BV": 64, "num_warps": 4}),
                                          ({}, {"BV": 16, "num_warps": 1, "num_stages": 3}),
-                                         ({"BK": 16, "BVI": 32}, {"num_stages": 2}),
+                                         ({"BK": 16}, {"num_stages": 2}),
                                          ({"BK2": 64}, {})])
 def test_alternate_configs(device, intra, state):
     """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""

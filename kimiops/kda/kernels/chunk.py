@@ -3,10 +3,11 @@
 Stages:
 
 1. ``chunk_intra_kernel`` (``chunk_intra.py``), grid ``(NC, HV)``: per chunk slot and value head,
-   gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w + u, all on chip;
-   writes w, u, qg, kg, A_qk, gC to scratch (``workspace.py``).
+   gate + cumsum + L2 norm + beta sigmoid + A_kk + A_qk + (I + A_kk)^-1 + w, all on chip;
+   writes w, Tinv diag(beta), qg, kg, A_qk, gC to scratch (``workspace.py``).
 2. ``chunk_state_kernel`` (``chunk_state.py``), grid ``(HV, V // BV, N)``: walks the chunks of
-   each sequence with the state in registers, writes o and the final state. Varlen batches of up
+   each sequence with the state in registers (forming ``u = Tinv (beta v)`` from v), writes o
+   and the final state. Varlen batches of up
    to ``ORDER_MAX_SEQS`` sequences first sort the lengths (``longest_first_kernel``, one program)
    so the longest sequences are dispatched first.
 
@@ -24,9 +25,11 @@ owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-dec
 ``cu_seqlens``), so grids depend only on shapes and everything is capturable in a CUDA graph.
 No zero fills: every scratch element a kernel reads was written by stage 1 of the same call.
 
-HBM traffic per token and value head (K = V = 128, default dtypes): inputs q, k, v, g, beta
-read by stage 1 (bf16: ~1 KiB), scratch written by stage 1 and read by stage 2 (w, qg, kg fp16
-3 x 256 B, u fp32 512 B, A_qk fp16 128 B, gC 8 B), o written once, states read/written once.
+HBM traffic per token and value head (K = V = 128, default dtypes): inputs q, k, g, beta read by
+stage 1 (bf16: ~770 B), v by stage 2 (256 B), scratch written by stage 1 and read by stage 2 (w,
+qg, kg fp16 3 x 256 B, Tinv diag(beta) fp32 128 B, A_qk fp16 128 B, gC 8 B), o written once,
+states read/written once. (Until the ninth session stage 1 also read v and wrote u = Tinv (beta v)
+in fp32, 512 B per token and head, which stage 2 read back.)
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ GRID_3D_MAX_SEQS = 65535
 # inter_dtype: storage of w, qg, kg, A_qk (operands of the state stage's fp16 dots, which convert
 #   them to fp16; every one is bounded by |q|, |k| times factors <= 1); u and gC are always fp32.
 # dot_dtype: operand dtype of the intra-chunk score dots (every operand is bounded by |q|, |k|).
-# inv_prec: input_precision of the fp32 dots of the intra stage (inverse, w, u).
+# inv_prec: input_precision of the fp32 dots of the inverse, w (intra stage) and u (state stage).
 NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32"}
 
 _GATES = {"none": GATE_NONE, "softplus": GATE_SOFTPLUS, "lower_bound": GATE_LOWER_BOUND}
@@ -176,7 +179,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         return plan
     inter = NUMERICS_CONFIG["inter_dtype"]
     plan["w"] = get_buffer("kda_w", dev, inter, HV, (C, K), NC)
-    plan["u"] = get_buffer("kda_u", dev, torch.float32, HV, (C, V), NC)
+    plan["tb"] = get_buffer("kda_tb", dev, torch.float32, HV, (C, C), NC)
     plan["qg"] = get_buffer("kda_qg", dev, inter, HV, (C, K), NC)
     plan["kg"] = get_buffer("kda_kg", dev, inter, HV, (C, K), NC)
     plan["aqk"] = get_buffer("kda_aqk", dev, inter, HV, (C, C), NC)
@@ -234,7 +237,7 @@ def _launch(p):
 
 
 def _scratch(p):
-    bufs = (p["w"], p["u"], p["qg"], p["kg"], p["aqk"], p["gc"])
+    bufs = (p["w"], p["tb"], p["qg"], p["kg"], p["aqk"], p["gc"])
     return bufs, tuple(b.stride(0) for b in bufs)
 
 
@@ -249,7 +252,7 @@ def _launch_intra(p, lo=0, hi=None):
     dummy = p["q"]
     gate_id = p["gate"]
     common = dict(
-        H=p["H"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BC=SUB_CHUNK, BVI=min(ic.get("BVI", 32), p["V"]),
+        H=p["H"], HV=p["HV"], K=p["K"], C=p["C"], BC=SUB_CHUNK,
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
@@ -262,7 +265,7 @@ def _launch_intra(p, lo=0, hi=None):
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
     return chunk_intra_kernel[(hi - lo, p["HV"])](
-        p["q"], p["k"], p["v"], p["g"], p["beta"],
+        p["q"], p["k"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,
         p["cu"], *bufs, *strides,
@@ -296,7 +299,7 @@ def _launch_state(p, lo=0, hi=None):
     else:
         grid = (p["N"] * p["HV"] * NV,)
     return chunk_state_kernel[grid](
-        *bufs, p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
+        *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
         opt(order), opt(carry), *strides, carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi,
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
@@ -304,5 +307,6 @@ def _launch_state(p, lo=0, hi=None):
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc["hi_first"]),
         SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]),
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
+        INV_PREC=NUMERICS_CONFIG["inv_prec"],
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

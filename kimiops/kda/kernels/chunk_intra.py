@@ -9,15 +9,16 @@ optional per-token preprocessing (gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L
     A_qk     = scale  * sum_d q_id k_jd e^{G_id - G_jd}       (j <= i)
     Tinv     = (I + A_kk)^-1
     w        = Tinv (beta k * e^G)            -> w   [C, K]  (INTER dtype)
-    u        = Tinv (beta v)                  -> u   [C, V]  fp32
+    Tinv diag(beta)                           -> tb  [C, C]  fp32 (u = tb v is formed by the
+                                                              state stage, from v as given)
     qg       = scale q * e^G                  -> qg  [C, K]  (INTER dtype)
     kg       = k * e^{G_C - G}                -> kg  [C, K]  (INTER dtype)
     gC       = e^{G_C}                        -> gc  [K]     fp32
     A_qk                                      -> aqk [C, C]  (INTER dtype)
 
 Only these go through HBM; the sequential stage (``chunk_state.py``) reads them once per chunk.
-Rows past the end of a sequence are loaded as ``q = k = v = beta = 0, g = 0``: they change
-neither the state nor any real output.
+Rows past the end of a sequence are loaded as ``q = k = beta = 0, g = 0``: they change
+neither the state nor any real output (their columns of ``tb`` are 0).
 
 Grid: ``(NC, HV)`` with ``NC`` the number of chunk *slots*, a bound that depends only on shapes
 (or ``(hi - lo, HV)`` over the slots ``[lo, hi)`` when the pipeline runs in parts, ``chunk.py``).
@@ -61,7 +62,8 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   e^x is 0) are accurate to ~2^-21 relative.
 * Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
-  accumulation; the inverse, w and u use fp32 operands with ``INV_PREC`` (tf32 by default).
+  accumulation; the inverse and w use fp32 operands with ``INV_PREC`` (tf32 by default), and so
+  does the state stage's ``u = tb v``.
   Precomputed gates must be log decays (``g <= 0``), as the API documents.
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
@@ -101,8 +103,9 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width of pass 1 (scores); BK2: of
-# pass 2 (w, qg, kg; default BK); BVI: V-slice width for u; loop_stages: software-pipelining depth of
-# the K/V loops; maxnreg: register cap per thread.
+# pass 2 (w, qg, kg; default BK); loop_stages: software-pipelining depth of the K loops; maxnreg:
+# register cap per thread. (BVI, the V-slice width of the u loop, went with the loop in the ninth
+# session: u is formed by the state stage.)
 # Sixth session (logs_h200_20261130b/ablate_intra_pass2.log, ablate_intra_cumsum_mma.log): pass 2's
 # two chunk-wide cumsums per slice (scans across the two warps through shared memory: ~20% of the
 # stall samples in Nsight Compute, ncu_hot_lines.txt) taken as fp16 hi/lo products with triangular
@@ -120,18 +123,18 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # Tried and dropped: pass 2 folded into pass 1 (norms from a pass 0, x = beta k e^G written by pass 1
 # and turned into w = Tinv x in place): 0.739 ms, 296-404 bytes of spills (0.627 ms uncapped at 255
 # registers) (ablate_intra_fused_pass.log).
-INTRA_CONFIG = {"BK": 16, "BK2": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
+INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168}
 INTRA_CANDIDATES = [
-    {"BK": 16, "BK2": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
-    {"BK": 16, "BK2": 32, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
-    {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
-    {"BK": 16, "BVI": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
-    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
-    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 2},
-    {"BK": 16, "BVI": 32, "num_warps": 4, "num_stages": 1, "loop_stages": 1},
-    {"BK": 16, "BVI": 64, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
-    {"BK": 32, "BVI": 64, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
+    {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
+    {"BK": 16, "BK2": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
+    {"BK": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
+    {"BK": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 2, "maxnreg": 128},
+    {"BK": 16, "num_warps": 4, "num_stages": 1, "loop_stages": 2, "maxnreg": 168},
+    {"BK": 16, "num_warps": 4, "num_stages": 1, "loop_stages": 2},
+    {"BK": 16, "num_warps": 4, "num_stages": 1, "loop_stages": 1},
+    {"BK": 16, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
+    {"BK": 32, "num_warps": 8, "num_stages": 1, "loop_stages": 2},
 ]
 
 GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = 0, 1, 2
@@ -264,23 +267,23 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
 
 @triton.jit
 def chunk_intra_kernel(
-    q, k, v, g, beta, A_log, dt_bias, cu_seqlens,
-    w_out, u_out, qg_out, kg_out, aqk_out, gc_out,
-    s_w, s_u, s_qg, s_kg, s_aqk, s_gc,
+    q, k, g, beta, A_log, dt_bias, cu_seqlens,
+    w_out, tb_out, qg_out, kg_out, aqk_out, gc_out,
+    s_w, s_tb, s_qg, s_kg, s_aqk, s_gc,
     scale, lower_bound, T, N, NT, slot_off,
-    H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
-    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr, BVI: tl.constexpr,
+    H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
+    C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr,
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
 ):
-    """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, v ``[*, HV, V]``, g ``[*, HV, K]``,
+    """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
     with head strides ``s_*``. Program ``(i, hv)`` works on chunk slot ``slot_off + i`` (a launch
     may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation
     bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy,
-    4 inverse, 8 w/qg/kg, 16 u; the results are wrong when any is set); the library always passes 0."""
+    4 inverse, 8 w/qg/kg; the results are wrong when any is set); the library always passes 0."""
     pid = tl.program_id(0) + slot_off
     hv = tl.program_id(1)
     h = hv // (HV // H)
@@ -356,6 +359,10 @@ def chunk_intra_kernel(
         t_inv = tl.dot(eye - n_mat, dblk, input_precision=INV_PREC)  # [C, C] fp32 (N^2 = 0: two blocks)
     else:  # ablation: keep a_off_kk live (as the real inverse does) so only the inverse is skipped
         t_inv = eye + a_off_kk * 1e-30
+    # Tinv diag(beta): the state stage forms u = Tinv (beta v) from v itself (its product does not
+    # depend on the state, so it stays off the recurrence's critical path), which spares this stage
+    # the v loads and the fp32 u tile (C x V) for a C x C tile
+    tl.store(tb_out + hv64 * s_tb + o_cc, t_inv * b_beta[None, :])
 
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
     tri_incl = (rr[None, :] <= rr[:, None]).to(tl.float16)
@@ -383,10 +390,3 @@ def chunk_intra_kernel(
         # gC = e^{G_C} is e_g's last row (rows past the end of a sequence carry g = 0): no reduction
         o_gc = slot * K + rr[:, None] * 0 + cols[None, :]
         tl.store(gc_out + hv64 * s_gc + o_gc, e_g, mask=(rr == C - 1)[:, None])
-
-    # ---------------------------------------------------------------- u = Tinv (beta v)
-    for vb in tl.range(0, V if (ABL & 16) == 0 else 0, BVI, num_stages=LOOP_STAGES):
-        vcols = vb + tl.arange(0, BVI)
-        b_v = tl.load(v + (tok[:, None] * HV + hv) * V + vcols[None, :], mask=rmask[:, None], other=0.0)
-        b_u = tl.dot(t_inv, b_v.to(tl.float32) * b_beta[:, None], input_precision=INV_PREC)
-        tl.store(u_out + hv64 * s_u + slot * C * V + rr[:, None] * V + vcols[None, :], b_u)

@@ -4,12 +4,16 @@ What it computes (DESIGN.md section 1), for one sequence ``n``, value head ``hv`
 columns ``[vb*BV, vb*BV + BV)``, walking the sequence's chunks in order with the state held
 transposed, ``S^T [BV, K]`` (fp32), in registers::
 
+    u^T  = v^T tb^T                             # [BV, C]   (u = Tinv (beta v))
     v'^T = u^T - S^T w^T                        # [BV, C]
     o^T  = S^T qg^T + v'^T A_qk^T               # [BV, C]  -> o (v's dtype), rows of the chunk
     S^T  = S^T diag(gC) + v'^T kg               # [BV, K]
 
 (the transpose of ``v' = u - w S``, ``o = qg S + A_qk v'``, ``S = diag(gC) S + kg^T v'``), where
-``w, u, qg, kg, A_qk, gC`` come from the intra-chunk stage (``chunk_intra.py``) through HBM.
+``w, tb = Tinv diag(beta), qg, kg, A_qk, gC`` come from the intra-chunk stage (``chunk_intra.py``)
+through HBM and v is the input. ``u`` does not depend on the state, so its product is off the
+recurrence's critical path; forming it here instead of in stage 1 reads v (bf16) and a C x C
+tile per chunk instead of an fp32 C x V tile.
 The output is computed right here from the state in registers, so per-chunk states never go to
 HBM. The V columns of the state evolve independently, so they are split across CTAs (``BV``);
 the CTAs of one head read the same w/qg/kg/A_qk tiles, mostly from L2.
@@ -39,7 +43,9 @@ waiting on it alone. The loop over chunks has a runtime trip count ``cdiv(len_n,
 chunk slots ``[slot_lo, slot_hi)`` (``PARTED``, the pipelined parts of ``chunk.py``), resuming from
 and leaving the state in fp32 scratch.
 
-Numerics: exponentials were all taken by the intra stage (arguments <= 0). The fp32 left operands
+Numerics: exponentials were all taken by the intra stage (arguments <= 0). ``u^T = v^T tb^T`` is a
+dot with ``INV_PREC`` (tf32 by default, as stage 1's inverse; v's bf16/fp16 values are exact in
+tf32) and fp32 accumulation. The fp32 left operands
 (``S^T``, then ``v'^T``) are scaled row by row so each row's max is 2^14 and split into fp16
 ``hi + lo`` halves (~22-bit significand, no fp16 range issue; a row scale commutes with a left
 product), so every product is an fp16 tensor-core dot with exact products and fp32 accumulation
@@ -134,9 +140,9 @@ def _two_products(hi, lo, b, HI_FIRST: tl.constexpr):
 
 
 @triton.jit
-def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_st, slot, t0, eos,
+def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_st, slot, t0, eos,
                 HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr,
-                SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr):
+                SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, INV_PREC: tl.constexpr):
     """One chunk on the transposed state ``S^T [BV, K]``: returns the new ``S^T``, stores the chunk's
     output rows (see the module docstring)."""
     hv64 = hv.to(tl.int64)
@@ -144,12 +150,18 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
     rk = tl.arange(0, K)
     rc = tl.arange(0, C)
     o_ck = slot * C * K + rc[:, None] * K + rk[None, :]
+    o_cct = slot * C * C + rc[None, :] * C + rc[:, None]                                # [C, C] transposed
+    tok = (t0 + rc).to(tl.int64)
+    live = (rc < eos - t0)[None, :]
     b_w = tl.load(w + hv64 * s_w + o_ck)
     b_qg = tl.load(qg + hv64 * s_qg + o_ck)
     b_kg = tl.load(kg + hv64 * s_kg + o_ck)
-    b_ut = tl.load(u + hv64 * s_u + slot * C * V + rc[None, :] * V + cv[:, None])        # [BV, C]
-    b_at = tl.load(aqk + hv64 * s_aqk + slot * C * C + rc[None, :] * C + rc[:, None])   # A_qk^T [C, C]
+    b_vt = tl.load(v + (tok[None, :] * HV + hv) * V + cv[:, None], mask=live, other=0.0)  # v^T [BV, C]
+    b_tbt = tl.load(tb + hv64 * s_tb + o_cct)                                           # tb^T [C, C]
+    b_at = tl.load(aqk + hv64 * s_aqk + o_cct)                                          # A_qk^T [C, C]
     b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
+
+    b_ut = tl.dot(b_vt.to(tl.float32), b_tbt, input_precision=INV_PREC)                 # u^T [BV, C]
 
     s_hi, s_lo, inv_s = _split_f16_rows(b_st)
     w16t = tl.trans(b_w.to(tl.float16))                                                 # [K, C]
@@ -167,9 +179,7 @@ def _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv,
         b_kv = tl.dot(v_hi, b_kg.to(tl.float16))
     b_st = b_st * b_gc[None, :] + b_kv * inv_v[:, None]
 
-    tok = (t0 + rc).to(tl.int64)
-    tl.store(o + (tok[None, :] * HV + hv) * V + cv[:, None], b_o.to(o.dtype.element_ty),
-             mask=(rc < eos - t0)[None, :])
+    tl.store(o + (tok[None, :] * HV + hv) * V + cv[:, None], b_o.to(o.dtype.element_ty), mask=live)
     return b_st
 
 
@@ -199,16 +209,16 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
 
 @triton.jit
 def chunk_state_kernel(
-    w, u, qg, kg, aqk, gc, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry,
-    s_w, s_u, s_qg, s_kg, s_aqk, s_gc, s_carry,
+    w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry,
+    s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, s_carry,
     T, NT, slot_lo, slot_hi,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
-    GRID_3D: tl.constexpr, PARTED: tl.constexpr,
+    GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr,
 ):
-    """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); o ``[*, HV, V]`` token-major;
+    """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
     (``longest_first_kernel``), so the longest sequences, the critical path, start first.
 
@@ -282,8 +292,8 @@ def chunk_state_kernel(
             b_s = tl.load(carry + o_carry)
 
     for c in range(c_lo, c_hi):
-        b_s = _chunk_step(w, u, qg, kg, aqk, gc, o, s_w, s_u, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV)
+        b_s = _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC)
 
     if HAS_HT:
         if ends_here:
