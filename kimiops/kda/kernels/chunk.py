@@ -83,6 +83,12 @@ ORDER_MAX_SEQS = 1024
 # wide tiles, see ``state_config_for``): B1 T8192 2 parts 0.737 ms, 4 parts 0.750 (narrow state) or
 # 0.710 (wide), 8 parts 0.795; B1 T32768 4 parts 2.799 (narrow) or 2.711 (wide). Eager, 4 parts and
 # wide: 0.747 / 2.652 ms against 0.747 / 2.796 before. Hence at least 64 slots per part (T8192: 4).
+# Ninth session (logs_h200_20261130e/ablate_pipeline_b1_streamed.log, with the gate): in graph replays
+# the parts gain little (T8192 0.788 ms in 1 part, 0.789 in 4; T32768 3.075 -> 2.982, 8 parts 2.954);
+# eager, the forked stream's priority matters (T32768, 4 parts: 2.657 with it, 2.904 without) and
+# many parts are host-bound at T8192 (0.790 in 1 part, 0.986 in 4). A streamed alternative (one
+# state launch fed chunk by chunk through ready counters; branch exp/stream-state, docs/prefill.md)
+# was slower in both.
 PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 64, "below_pairs": 128, "high_priority": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535

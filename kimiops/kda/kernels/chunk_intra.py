@@ -69,9 +69,13 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
+* Ninth session: u left this stage for the state stage (``tb = Tinv diag(beta)`` stored instead):
+  0.404 -> 0.369 ms (0.497 -> 0.447 with the gate) (``logs_h200_20261130e/ablate_intra_stash.log``,
+  ``bench_prefill_u_in_state.log``); register caps 144 / 128 no better (``ablate_intra_maxnreg.log``).
 * Eighth session (``logs_h200_20261130d/ablate_intra_offdiag2d.log``): 0.406 ms (0.500 with the
   softplus gate); skipping parts: the off-diagonal block 0.366, the diagonal hierarchy 0.419, the
-  inverse 0.358, pass 2 (w, qg, kg) 0.281, u 0.363; pass 1 alone 0.196; loads alone 0.079.
+  inverse 0.358, pass 2 (w, qg, kg) 0.281, u (then computed here) 0.363; pass 1 alone 0.196; loads
+  alone 0.079.
 * Chunks of 32 (the default since the fourth session), 2 warps, registers capped at 168, loops
   pipelined 3 deep: 0.656 ms (fifth session). Everything below was measured with chunks of 64.
 * This kernel (BK=16, 4 warps, loops software-pipelined 2 deep): 1.213 ms (1.241 with unpipelined

@@ -76,6 +76,8 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # T = 4096 unchanged (o 1.73e-3, state 4.34e-4); both off 0.316 / 0.297 / 0.157 with state error
 # 4.64e-4 (kept off the default: it buys little beyond split_ws and costs precision).
 # v_tiles_adjacent: dispatch order inside a sequence (see the grid above).
+# Ninth session, u formed here from v (logs_h200_20261130e/bench_prefill_u_in_state.log, this stage
+# alone): wide B1 T8192 0.369 -> 0.345 ms, B4 T4096 0.297 -> 0.277, B8 T1024 0.163 -> 0.148.
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (seventh session,
 # logs_h200_20261130c/ablate_state_rows2.log; ms; both halves in both state products):
 #   | case (pairs)        | column form, previous default | rows BV16 2w 4st | rows BV64 4w 3st |
