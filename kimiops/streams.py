@@ -1,10 +1,20 @@
-"""CUDA stream state that scratch caches and dispatch decisions key on."""
+"""CUDA device and stream state that launches, scratch caches and dispatch decisions key on."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import torch
+
+
+def on_device(device: torch.device):
+    """A context in which ``device`` is the current CUDA device, for kernel launches: Triton launches
+    on the current device's stream, so tensors on another GPU need it switched (a no-op context off
+    CUDA and when ``device`` is already current, the usual case, which costs one device query)."""
+    if device.type != "cuda" or device.index is None or device.index == torch.cuda.current_device():
+        return contextlib.nullcontext()
+    return torch.cuda.device(device.index)
 
 
 def stream_key(device: torch.device) -> int | None:

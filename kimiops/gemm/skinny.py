@@ -58,6 +58,7 @@ import triton.language as tl
 
 from kimiops.arch import supports_pdl
 from kimiops.gemm.scratch import split_k_scratch
+from kimiops.streams import on_device
 
 #: Reference tile height used to turn a program target into a K split (independent of M).
 SPLIT_REFERENCE_BLOCK_N = 64
@@ -305,15 +306,16 @@ def skinny_linear(
         partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles * m_tiles)
     else:
         partials = counters = out  # never read: SPLIT is off
-    _skinny_linear_kernel[(n_tiles, splits, m_tiles)](
-        x, weight, bias if bias is not None else out, out, partials, counters,
-        M, N, K, config.k_split,
-        x.stride(0), weight.stride(0), out.stride(0),
-        HAS_BIAS=bias is not None, SPLIT=splits > 1,
-        EVEN_N=N % config.block_n == 0, EVEN_K=K % config.block_k == 0,
-        BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
-        NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, triton.next_power_of_2(splits)),
-        CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, PREFETCH_K=PREFETCH_K,
-        num_warps=config.num_warps, num_stages=config.num_stages, **({"launch_pdl": True} if pdl else {}),
-    )
+    with on_device(x.device):  # Triton launches on the current device; x may live on another GPU
+        _skinny_linear_kernel[(n_tiles, splits, m_tiles)](
+            x, weight, bias if bias is not None else out, out, partials, counters,
+            M, N, K, config.k_split,
+            x.stride(0), weight.stride(0), out.stride(0),
+            HAS_BIAS=bias is not None, SPLIT=splits > 1,
+            EVEN_N=N % config.block_n == 0, EVEN_K=K % config.block_k == 0,
+            BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
+            NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, triton.next_power_of_2(splits)),
+            CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, PREFETCH_K=PREFETCH_K,
+            num_warps=config.num_warps, num_stages=config.num_stages, **({"launch_pdl": True} if pdl else {}),
+        )
     return out

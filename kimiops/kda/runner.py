@@ -15,6 +15,7 @@ import torch
 from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args, meta_key
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch
+from kimiops.streams import on_device
 from kimiops.validation import check_tensor, debug_enabled
 
 
@@ -76,12 +77,13 @@ def run_kda(
         q, k, v, g, beta = (x.contiguous() for x in (q, k, v, g, beta))
     # The recurrent kernel takes every stride as given: no copies, and a bound launch (``bind``)
     # keeps the strides of exactly the tensors that later calls with this signature pass.
-    o = launch(
-        q, k, v, g, beta,
-        scale=shapes.scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
-        state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid,
-        gate=shapes.gate, A_log=A_log, dt_bias=dt_bias, lower_bound=shapes.lower_bound, **extra,
-    )
+    with on_device(q.device):  # inputs may live on a GPU other than the current one
+        o = launch(
+            q, k, v, g, beta,
+            scale=shapes.scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
+            state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid,
+            gate=shapes.gate, A_log=A_log, dt_bias=dt_bias, lower_bound=shapes.lower_bound, **extra,
+        )
     if shapes.pool:
         return o, (pool if output_final_state else None)
     return o, ht
