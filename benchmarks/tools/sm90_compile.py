@@ -1,0 +1,51 @@
+"""Offline compile of a Triton kernel for sm_90 (no GPU needed): ``triton.compile`` for an H100/H200
+target plus the ptxas that ships with Triton, for the compile-stats scripts next to this file."""
+import hashlib
+import inspect
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+FLOAT_SCALARS = ("scale", "lower_bound")
+DEBUG_PREFIXES = (".loc", ".file", "//", ".b8", ".b32", ".section", "$L__", ".debug")
+
+
+def ptx_digest(ptx: str) -> str:
+    """Hash of the PTX without debug lines (source line numbers): equal digests, the same machine
+    code before ptxas."""
+    code = "\n".join(line for line in ptx.split("\n")
+                     if not line.strip().startswith(DEBUG_PREFIXES) and "debug" not in line)
+    return hashlib.sha1(code.encode()).hexdigest()[:12]
+
+
+def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
+    """Compile ``jit_fn`` (a ``@triton.jit`` function) for sm_90.
+
+    Args:
+        pointers: parameter name -> pointer type (``"*bf16"``...); names the function lacks are
+            ignored, so one map serves several revisions of a kernel.
+        const: constexpr values, likewise filtered by the function's parameters.
+        options: ``triton.compile`` options (``num_warps``, ``num_stages``, ``maxnreg``).
+    Other parameters are typed ``i64`` (``s_*`` strides), ``fp32`` (``scale``, ``lower_bound``) or
+    ``i32``; pointers and strides are declared 16-divisible, as the launcher's tensors are.
+    Returns:
+        ``(compiled kernel, ptxas summary)``: the summary names registers and spill stores.
+    """
+    params = list(inspect.signature(jit_fn.fn).parameters)
+    const = {n: x for n, x in const.items() if n in params}
+    sig = {p: pointers[p] if p in pointers else "constexpr" if p in const else "i64" if p.startswith("s_")
+           else "fp32" if p in FLOAT_SCALARS else "i32" for p in params}
+    attrs = {(params.index(n),): [["tt.divisibility", 16]] for n in params if n in pointers or n.startswith("s_")}
+    kernel = triton.compile(ASTSource(jit_fn, sig, const, attrs), target=GPUTarget("cuda", 90, 32), options=options)
+    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas")
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(kernel.asm["ptx"])
+    cap = [f"--maxrregcount={options['maxnreg']}"] if options.get("maxnreg") else []
+    r = subprocess.run([ptxas, "-arch=sm_90a", "-v", *cap, f.name, "-o", "/dev/null"], capture_output=True, text=True)
+    os.unlink(f.name)
+    return kernel, " ".join(re.findall(r"Used \d+ registers|\d+ bytes spill stores", r.stderr))
