@@ -95,7 +95,8 @@ GRID_3D_MAX_SEQS = 65535
 
 # Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):
 # inter_dtype: storage of w, qg, kg, A_qk (operands of the state stage's fp16 dots, which convert
-#   them to fp16; every one is bounded by |q|, |k| times factors <= 1); u and gC are always fp32.
+#   them to fp16; every one is bounded by |q|, |k| times factors <= 1); Tinv diag(beta) and gC are
+#   always fp32.
 # dot_dtype: operand dtype of the intra-chunk score dots (every operand is bounded by |q|, |k|).
 # inv_prec: input_precision of the fp32 dots of the inverse, w (intra stage) and u (state stage).
 NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32"}
