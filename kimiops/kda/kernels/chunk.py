@@ -265,7 +265,8 @@ def _launch_intra(p, lo=0, hi=None):
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
-        LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0),
+        LOOP_STAGES=ic["loop_stages"], LOOP_STAGES2=ic.get("loop_stages2", ic["loop_stages"]),
+        ABL=ic.get("ablate", 0),
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     common.update(BK=min(ic.get("BK", 16), p["K"]), BK2=min(ic.get("BK2", ic.get("BK", 16)), p["K"]))

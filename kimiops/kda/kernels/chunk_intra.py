@@ -280,7 +280,8 @@ def chunk_intra_kernel(
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
-    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, LOOP_STAGES2: tl.constexpr,
+    ABL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
@@ -371,7 +372,7 @@ def chunk_intra_kernel(
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
     tri_incl = (rr[None, :] <= rr[:, None]).to(tl.float16)
     tri_after = (rr[None, :] > rr[:, None]).to(tl.float16)
-    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES):
+    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES2):
         cols = kb + tl.arange(0, BK2)
         b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                     H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
