@@ -281,8 +281,6 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("maxnreg 128", {"maxnreg": 128}),
     ("loop stages 2", {"loop_stages": 2}),
     ("loop stages 1", {"loop_stages": 1}),
-    ("pass 1 stages 1", {"loop_stages": 1, "loop_stages2": 3}),
-    ("pass 2 stages 1", {"loop_stages2": 1}),
     ("4 warps", {"num_warps": 4}),
     ("no off-diag", {"ablate": 1}),
     ("no diag", {"ablate": 2}),
@@ -351,6 +349,9 @@ ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the six
     ("4 parts, narrow state", dict(STATE_CONFIG), _forced_parts(4)),
     ("4 parts, state BV32 2w", dict(STATE_CONFIG, BV=32), _forced_parts(4)),
     ("8 parts", {}, _forced_parts(8)),
+    ("2 parts, forked stream", {}, dict(_forced_parts(2), pdl=False)),
+    ("4 parts, forked stream", {}, dict(_forced_parts(4), pdl=False)),
+    ("8 parts, forked stream", {}, dict(_forced_parts(8), pdl=False)),
     ("default", {}, None),
 ]
 

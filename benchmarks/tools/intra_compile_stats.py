@@ -17,13 +17,13 @@ from kimiops.kda.kernels import chunk_intra as ci  # noqa: E402
 # pointer types of every revision's parameters (v and u_out until the ninth session, tb_out since)
 POINTERS = {"q": "*bf16", "k": "*bf16", "v": "*bf16", "g": "*bf16", "beta": "*bf16", "A_log": "*fp32",
             "dt_bias": "*fp32", "cu_seqlens": "*i32", "w_out": "*fp16", "u_out": "*fp32", "tb_out": "*fp32",
-            "qg_out": "*fp16", "kg_out": "*fp16", "aqk_out": "*fp16", "gc_out": "*fp32"}
+            "qg_out": "*fp16", "kg_out": "*fp16", "aqk_out": "*fp16", "gc_out": "*fp32", "chain_done": "*i32"}
 
 
 for gate in (0, 1):
     const = dict(H=32, HV=32, K=128, V=128, C=32, BC=16, BK=16, BK2=16, BVI=32, GATE=gate, HAS_A=gate != 0,
                  HAS_DT_BIAS=gate != 0, USE_L2NORM=True, USE_BETA_SIGMOID=False, IS_VARLEN=False, LOG_N=1,
-                 DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=3, ABL=0, STASH=True)
+                 DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=3, ABL=0, STASH=True, PDL=0)
     k, regs = compile_sm90(ci.chunk_intra_kernel, POINTERS, const, dict(num_warps=2, num_stages=1, maxnreg=168))
     loops, per = 0, {}
     for line in k.asm["ttgir"].split("\n"):

@@ -22,7 +22,7 @@ for name, cfg in (("narrow", cs.STATE_CONFIG), ("wide", cs.STATE_CONFIG_WIDE)):
     const = dict(HV=32, K=128, V=128, C=32, BV=cfg["BV"], STATE_V_FIRST=True, HAS_H0=True, HAS_H0_IDX=False,
                  HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False, HI_FIRST=cfg["hi_first"],
                  SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,
-                 PARTED=False, INV_PREC="tf32")
+                 PARTED=False, INV_PREC="tf32", PDL=False)
     k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const,
                            dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
     mma = {m: len(re.findall(m, k.asm["ptx"])) for m in ("mma.sync", "wgmma.mma_async")}

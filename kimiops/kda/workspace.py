@@ -31,7 +31,8 @@ _RETIRED: list[torch.Tensor] = []
 
 
 def get_buffer(
-    name: str, device: torch.device, dtype: torch.dtype, lead: int, dims: tuple[int, ...], grow_dim: int
+    name: str, device: torch.device, dtype: torch.dtype, lead: int, dims: tuple[int, ...], grow_dim: int,
+    zeroed: bool = False,
 ) -> torch.Tensor:
     """A ``[lead, grow_dim, *dims]`` scratch tensor (uninitialized) for the current stream.
 
@@ -41,6 +42,8 @@ def get_buffer(
         lead: leading size that is part of the key (e.g. the number of value heads).
         dims: trailing sizes that are part of the key.
         grow_dim: size of dimension 1, served from a cached capacity (a view when smaller).
+        zeroed: fill a newly allocated buffer with zeros (once, at allocation; for counters that
+            the kernels leave at zero after every call).
     Returns:
         A view ``buf[:, :grow_dim]`` of shape ``[lead, grow_dim, *dims]``; contiguous rows of one
         lead index are ``buf.stride(0)`` elements apart (use the stride, not the view's size).
@@ -55,7 +58,7 @@ def get_buffer(
             cap = max(grow_dim, 1) if buf is None else max(grow_dim, 2 * buf.shape[1])
             if buf is not None:
                 _RETIRED.append(buf)
-            buf = torch.empty((lead, cap, *dims), dtype=dtype, device=device)
+            buf = (torch.zeros if zeroed else torch.empty)((lead, cap, *dims), dtype=dtype, device=device)
             _CACHE[key] = buf
     return buf[:, :grow_dim]
 

@@ -128,7 +128,7 @@ def test_chunk_matches_oracle(device, gate, mild, dtype, B, T, H, HV, K, V, l2):
     assert rel_err(ht, rs) < tol, rel_err(ht, rs)
 
 
-ONE_WARP = {"BV": 16, "num_warps": 1, "num_stages": 2}  # a state config with other layouts
+ONE_WARP = dict(STATE_CONFIG, BV=16, num_warps=1, num_stages=2)  # other layouts; complete (parted calls default to the wide keys)
 
 
 @pytest.mark.parametrize("state_config", [STATE_CONFIG, STATE_CONFIG_WIDE, ONE_WARP], ids=["narrow", "wide", "1warp"])
@@ -226,11 +226,11 @@ def test_dispatch_order_does_not_change_results(device, wide):
 
 
 def test_pipeline_parts_follow_the_measured_rule():
-    """Parts only below 128 (sequence, head) pairs, at least 64 slots each, at most 4; contiguous
+    """Parts only below 128 (sequence, head) pairs, at least 64 slots each, at most 8; contiguous
     ranges covering every slot (H200 measurements in chunk.py)."""
     assert pipeline_parts(256, 32) == [(0, 64), (64, 128), (128, 192), (192, 256)]  # B1 T8192, 32 heads
-    assert pipeline_parts(1024, 32) == [(0, 256), (256, 512), (512, 768), (768, 1024)]  # B1 T32768
-    assert pipeline_parts(4000, 32)[-1] == (3000, 4000) and len(pipeline_parts(4000, 32)) == 4
+    assert pipeline_parts(1024, 32) == [(i * 128, i * 128 + 128) for i in range(8)]  # B1 T32768
+    assert pipeline_parts(4000, 32)[-1] == (3500, 4000) and len(pipeline_parts(4000, 32)) == 8
     assert pipeline_parts(128, 32) == [(0, 64), (64, 128)]                   # B1 T4096
     assert pipeline_parts(127, 32) == [(0, 127)]                             # too short to split
     assert pipeline_parts(1024, 128) == [(0, 1024)]                          # B4: the state fills the GPU
@@ -335,7 +335,9 @@ def test_separate_ht_indices_and_no_h0(device):
                                          ({"BK": 16, "loop_stages": 2}, {"BV": 64, "num_warps": 4}),
                                          ({}, {"BV": 16, "num_warps": 1, "num_stages": 3}),
                                          ({"BK": 16}, {"num_stages": 2}),
-                                         ({"BK2": 64}, {})])
+                                         ({"BK2": 64}, {}),
+                                         ({}, {"BV": 16, "num_warps": 2, "pow2_scale": True}),
+                                         ({}, {"BV": 64, "num_warps": 4, "pow2_scale": False})])
 def test_alternate_configs(device, intra, state):
     """The benchmark's sweep candidates compute the same thing (tf32 and split-fp16 state paths)."""
     inp = make_inputs(1, 100, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)
@@ -481,10 +483,12 @@ def test_gpu_two_streams_concurrently(n_parts):
 
 
 @pytest.mark.gpu
-def test_gpu_pipelined_parts_bit_identical_eager_and_graph():
-    """Parts on a forked stream (eager and replayed from a CUDA graph) give the bits of one part at
-    the same state tiling (the wide one, which parted calls take), and the pool slots not named
-    stay poisoned."""
+@pytest.mark.parametrize("pdl", [True, False], ids=["pdl_chain", "forked_stream"])
+def test_gpu_pipelined_parts_bit_identical_eager_and_graph(pdl):
+    """Parts chained by programmatic dependent launch or on a forked stream (eager, and replayed
+    twice from a CUDA graph: the chain's completion counters return to zero) give the bits of one
+    part at the same state tiling (the wide one, which parted calls take), and the pool slots not
+    named stay poisoned."""
     lens = [1000, 0, 37, 2048, 64, 947]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
     inp = _gpu_inputs("softplus", False, T=int(cu[-1]), H=2, HV=4, seed=3)
@@ -498,22 +502,24 @@ def test_gpu_pipelined_parts_bit_identical_eager_and_graph():
                    out=out, pipeline_config=cfg, state_config=STATE_CONFIG_WIDE)
 
     results = {}
-    for name, cfg in (("one", _parts(1)), ("default", None), ("five", _parts(5))):
+    five = dict(_parts(5), pdl=pdl)
+    for name, cfg in (("one", _parts(1)), ("default", {"pdl": pdl}), ("five", five)):
         pool, out = init.clone(), torch.empty_like(inp["v"])
         call(cfg, pool, out)
         results[name] = (out, bits(pool))
     pool, out = init.clone(), torch.empty_like(inp["v"])
-    call(_parts(5), pool.clone(), out)  # warm-up (JIT) outside the capture
+    call(five, pool.clone(), out)  # warm-up (JIT) outside the capture
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        call(_parts(5), pool, out)
-    pool.copy_(init)
-    out.fill_(POISON)
-    graph.replay()
-    torch.cuda.synchronize()
-    results["graph"] = (out, bits(pool))
-    for name in ("default", "five", "graph"):
+        call(five, pool, out)
+    for replay in ("graph", "graph again"):
+        pool.copy_(init)
+        out.fill_(POISON)
+        graph.replay()
+        torch.cuda.synchronize()
+        results[replay] = (out.clone(), bits(pool))
+    for name in ("default", "five", "graph", "graph again"):
         assert torch.equal(results[name][0], results["one"][0]), name
         assert torch.equal(results[name][1], results["one"][1]), name
     ro, rs = reference(inp, gate="softplus", scale=0.1, cu_seqlens=cu,

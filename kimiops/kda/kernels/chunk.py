@@ -46,6 +46,7 @@ from kimiops.kda.kernels.chunk_intra import (
     chunk_intra_kernel,
 )
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, longest_first_kernel, state_config_for
+from kimiops.arch import supports_pdl
 from kimiops.kda.workspace import get_buffer
 from kimiops.streams import forked_stream
 
@@ -89,14 +90,19 @@ ORDER_MAX_SEQS = 1024
 # many parts are host-bound at T8192 (0.790 in 1 part, 0.986 in 4). A streamed alternative (one
 # state launch fed chunk by chunk through ready counters; branch exp/stream-state, docs/prefill.md)
 # was slower in both.
-PIPELINE_CONFIG = {"max_parts": 4, "min_part_slots": 64, "below_pairs": 128, "high_priority": True}
+# pdl: chain the parts on the current stream by programmatic dependent launch instead of forking
+# the state stage onto a high-priority stream (see ``_launch``); on the families that have it.
+# Eleventh session (logs_h200_20261130g/ablate_pipeline_pdl_parts.log), graph medians, chain vs forked
+# stream: B1 T8192 4 parts 0.653 vs 0.674 ms (gate 0.710 vs 0.791), 8 parts 0.639 vs 0.684 (gate
+# 0.719 vs 0.825); B1 T32768 4 parts 2.428 vs 2.476 (gate 2.660 vs 2.983), 8 parts 2.328 vs 2.383
+# (gate 2.599 vs 2.961). Hence the chain, and up to 8 parts of at least 64 slots (T8192: 4, T32768: 8).
+PIPELINE_CONFIG = {"max_parts": 8, "min_part_slots": 64, "below_pairs": 128, "high_priority": True, "pdl": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
 # Precision knobs (benchmarks can flip them; the accuracy tests run with the defaults):
 # inter_dtype: storage of w, qg, kg, A_qk (operands of the state stage's fp16 dots, which convert
-#   them to fp16; every one is bounded by |q|, |k| times factors <= 1); Tinv diag(beta) and gC are
-#   always fp32.
+#   them to fp16; every one is bounded by |q|, |k| times factors <= 1); u and gC are always fp32.
 # dot_dtype: operand dtype of the intra-chunk score dots (every operand is bounded by |q|, |k|).
 # inv_prec: input_precision of the fp32 dots of the inverse, w (intra stage) and u (state stage).
 NUMERICS_CONFIG = {"inter_dtype": torch.float16, "dot_dtype": "fp16", "inv_prec": "tf32"}
@@ -194,7 +200,11 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
     plan["parts"] = parts
-    plan["high_priority"] = bool((pipeline_config or {}).get("high_priority", PIPELINE_CONFIG["high_priority"]))
+    pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
+    plan["high_priority"] = bool(pc["high_priority"])
+    plan["pdl_chain"] = bool(pc["pdl"]) and len(parts) > 1 and supports_pdl(dev)
+    if plan["pdl_chain"]:  # one completion counter per part (left at zero by every launch)
+        plan["chain"] = get_buffer("kda_chain", dev, torch.int32, 1, (), len(parts), zeroed=True)
     if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
     return plan
@@ -231,6 +241,20 @@ def _launch(p):
             _launch_intra(p, lo, hi)
             _launch_state(p, lo, hi)
         return
+    if p["pdl_chain"]:
+        # One stream: stage 1 of part 0, then state(0), stage1(1), state(1), ... each launched as a
+        # programmatic dependent of the one before. A state launch is scheduled while its stage 1
+        # drains and waits (griddepcontrol.wait) for it; the next stage 1 is scheduled once every
+        # state program runs, so the state stage holds its SMs without a stream priority (which CUDA
+        # graph replays drop). Stage 1 of part p + 1 reads only the call's inputs, so it may overlap
+        # both; its last program waits for state(p), so state(p + 1), which waits for that stage 1,
+        # also runs after state(p) (the carry).
+        if p.get("order") is not None:
+            _launch_order(p)
+        for i, (lo, hi) in enumerate(parts):
+            _launch_intra(p, lo, hi, pdl=1 if i == 0 else 2, chain_index=i)
+            _launch_state(p, lo, hi, pdl=True, order_done=True)
+        return
     main = torch.cuda.current_stream(dev)
     side, handoff = forked_stream(dev, p["high_priority"])
     for lo, hi in parts:
@@ -248,9 +272,10 @@ def _scratch(p):
     return bufs, tuple(b.stride(0) for b in bufs)
 
 
-def _launch_intra(p, lo=0, hi=None):
+def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
     """Stage 1 (``chunk_intra_kernel``) on the chunk slots ``[lo, hi)`` (default all ``NC``), grid
-    ``(hi - lo, HV)``; returns the compiled kernel."""
+    ``(hi - lo, HV)``; returns the compiled kernel. ``pdl``: the kernel's ``PDL`` mode (2: launched
+    as a programmatic dependent, completion counter ``chain[chain_index]``)."""
     hi = p["NC"] if hi is None else hi
     if hi <= lo:
         return
@@ -265,10 +290,11 @@ def _launch_intra(p, lo=0, hi=None):
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
-        LOOP_STAGES=ic["loop_stages"], LOOP_STAGES2=ic.get("loop_stages2", ic["loop_stages"]),
-        ABL=ic.get("ablate", 0),
+        LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
+    if pdl == 2:
+        common.update(launch_pdl=True)
     common.update(BK=min(ic.get("BK", 16), p["K"]), BK2=min(ic.get("BK2", ic.get("BK", 16)), p["K"]))
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
@@ -276,15 +302,21 @@ def _launch_intra(p, lo=0, hi=None):
         p["q"], p["k"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,
-        p["cu"], *bufs, *strides,
-        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], lo, **common,
+        p["cu"], *bufs, p["chain"][0, chain_index:] if pdl == 2 else dummy, *strides,
+        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], lo, (hi - lo) * p["HV"], **common,
     )
 
 
-def _launch_state(p, lo=0, hi=None):
+def _launch_order(p):
+    """``longest_first_kernel``: the state stage's dispatch order of a varlen batch."""
+    longest_first_kernel[(1,)](p["cu"], p["order"], p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
+
+
+def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     """Stage 2 (``chunk_state_kernel``) on the chunks in slots ``[lo, hi)`` (default: all, in one
-    launch without carry), after ``longest_first_kernel`` for varlen batches (first part only);
-    returns the compiled state kernel."""
+    launch without carry), after ``longest_first_kernel`` for varlen batches (first part only,
+    unless ``order_done``); returns the compiled state kernel. ``pdl``: launched as a programmatic
+    dependent of its part's stage 1 (see ``_launch``)."""
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
     NV = triton.cdiv(p["V"], BV)
@@ -297,8 +329,8 @@ def _launch_state(p, lo=0, hi=None):
         return x if x is not None else dummy
 
     order = p.get("order")
-    if order is not None and lo == 0:
-        longest_first_kernel[(1,)](p["cu"], order, p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
+    if order is not None and lo == 0 and not order_done:
+        _launch_order(p)
     carry = p.get("carry") if parted else None
     adjacent = bool(sc.get("v_tiles_adjacent", False))
     grid_3d = bool(sc.get("grid_3d", True)) and p["N"] <= GRID_3D_MAX_SEQS
@@ -313,8 +345,8 @@ def _launch_state(p, lo=0, hi=None):
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc["hi_first"]),
-        SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]),
+        SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
-        INV_PREC=NUMERICS_CONFIG["inv_prec"],
+        INV_PREC=NUMERICS_CONFIG["inv_prec"], PDL=pdl, launch_pdl=pdl,
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -270,25 +270,43 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
 
 
 @triton.jit
+def _chain_tail(done, n_programs):
+    """End of a stage-1 launch chained by programmatic dependent launch (``chunk.py``): the last of
+    its ``n_programs`` programs to finish waits for the kernel launched before it on the stream (the
+    state stage of the previous part), so this launch completes only after that one; it also puts
+    the counter ``done`` (int32) back to zero for the next launch."""
+    if tl.atomic_add(done, 1, sem="acq_rel") == n_programs - 1:
+        tl.extra.cuda.gdc_wait()
+        tl.atomic_xchg(done, 0, sem="relaxed")
+
+
+@triton.jit
 def chunk_intra_kernel(
     q, k, g, beta, A_log, dt_bias, cu_seqlens,
-    w_out, tb_out, qg_out, kg_out, aqk_out, gc_out,
+    w_out, tb_out, qg_out, kg_out, aqk_out, gc_out, chain_done,
     s_w, s_tb, s_qg, s_kg, s_aqk, s_gc,
-    scale, lower_bound, T, N, NT, slot_off,
+    scale, lower_bound, T, N, NT, slot_off, n_programs,
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr,
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
-    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, LOOP_STAGES2: tl.constexpr,
-    ABL: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
+    PDL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
     with head strides ``s_*``. Program ``(i, hv)`` works on chunk slot ``slot_off + i`` (a launch
     may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation
     bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy,
-    4 inverse, 8 w/qg/kg; the results are wrong when any is set); the library always passes 0."""
+    4 inverse, 8 w/qg/kg; the results are wrong when any is set); the library always passes 0.
+    ``PDL``: 0 outside a chained pipeline; 1 (first part) lets the next kernel on the stream (this
+    part's state stage) be scheduled as this grid's last programs start; 2 (later parts, launched
+    as programmatic dependents of the previous part's state stage, whose outputs this kernel never
+    reads) also makes the launch complete only after that state stage (``_chain_tail`` on
+    ``chain_done``, ``n_programs`` programs)."""
+    if PDL != 0:
+        tl.extra.cuda.gdc_launch_dependents()
     pid = tl.program_id(0) + slot_off
     hv = tl.program_id(1)
     h = hv // (HV // H)
@@ -297,6 +315,8 @@ def chunk_intra_kernel(
 
     start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
     if length <= 0:
+        if PDL == 2:
+            _chain_tail(chain_done, n_programs)
         return
 
     rows = tl.arange(0, C)
@@ -372,7 +392,7 @@ def chunk_intra_kernel(
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
     tri_incl = (rr[None, :] <= rr[:, None]).to(tl.float16)
     tri_after = (rr[None, :] > rr[:, None]).to(tl.float16)
-    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES2):
+    for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES):
         cols = kb + tl.arange(0, BK2)
         b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                     H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
@@ -395,3 +415,5 @@ def chunk_intra_kernel(
         # gC = e^{G_C} is e_g's last row (rows past the end of a sequence carry g = 0): no reduction
         o_gc = slot * K + rr[:, None] * 0 + cols[None, :]
         tl.store(gc_out + hv64 * s_gc + o_gc, e_g, mask=(rr == C - 1)[:, None])
+    if PDL == 2:
+        _chain_tail(chain_done, n_programs)

@@ -76,6 +76,13 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # T = 4096 unchanged (o 1.73e-3, state 4.34e-4); both off 0.316 / 0.297 / 0.157 with state error
 # 4.64e-4 (kept off the default: it buys little beyond split_ws and costs precision).
 # v_tiles_adjacent: dispatch order inside a sequence (see the grid above).
+# pow2_scale: the fp16 split's row scale a power of two taken from the row maximum's exponent bits
+# (exact scaling; no reciprocal on the recurrence's critical path: the wide config's SASS loses its
+# 8 MUFU.RCP per chunk step) instead of 2^14 / max. Eleventh session, this stage alone on the H200
+# (logs_h200_20261130g/ablate_state_tree_max.log): wide B1 T8192 0.348 -> 0.317 ms, B4 T4096
+# 0.277 -> 0.264, B8 T1024 0.148 -> 0.143; narrow B1 0.341 -> 0.364 (B4 / B8 equal), so narrow
+# keeps the division. The same run timed the row maxima as a tree of column halves (SASS max chain
+# per step 34 -> 8 instructions): 0.317 either way, so the plain reduction stays.
 # Ninth session, u formed here from v (logs_h200_20261130e/bench_prefill_u_in_state.log, this stage
 # alone): wide B1 T8192 0.369 -> 0.345 ms, B4 T4096 0.297 -> 0.277, B8 T1024 0.163 -> 0.148.
 # H200, CUDA-graph medians of this stage alone, H=HV=32, K=V=128, chunks of 32 (seventh session,
@@ -90,9 +97,10 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # The column form with tf32 hi/lo splits (no max reductions) was 2x slower (ablate_state_split.log).
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
-STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False, "split_kv": True}
+STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False, "split_kv": True,
+                "pow2_scale": False}
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
-                     "split_kv": True}
+                     "split_kv": True, "pow2_scale": True}
 WIDE_MIN_PAIRS = 128
 STATE_CANDIDATES = [
     {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False},
@@ -120,14 +128,24 @@ def state_config_for(pairs: int, pipelined: bool = False) -> dict:
 
 
 @triton.jit
-def _split_f16_rows(x):
+def _split_f16_rows(x, POW2: tl.constexpr):
     """fp32 ``x [R, D]`` -> (hi, lo, 1/s [R]) with ``x * s[:, None] = hi + lo`` to ~22 bits, one scale
-    per row (max|row * s| = 2^14). Where the warps split the accumulator's rows (1 warp; BV 64 with
-    4 warps) a row lives in one warp and its maximum needs no shared memory; with BV 16 and 2 warps
-    the warps split the columns and the maxima cross them."""
-    s = 16384.0 / tl.maximum(tl.max(tl.abs(x), axis=1), 1e-30)
+    per row: max|row * s| = 2^14, or in [2^14, 2^15) with ``POW2`` (s a power of two taken from the
+    maximum's exponent bits: exact scaling, no reciprocal). Where the warps split the accumulator's
+    rows (1 warp; BV 64 with 4 warps) a row lives in one warp and its maximum needs no shared
+    memory; with BV 16 and 2 warps the warps split the columns and the maxima cross them."""
+    m = tl.max(tl.abs(x), axis=1)
+    if POW2:
+        # biased exponent e of m, clamped to [15, 254] so both powers below are normal floats;
+        # s = 2^(141 - e) puts m * s in [2^14, 2^15) (fp16 holds up to 65504)
+        e = tl.minimum(tl.maximum((m.to(tl.int32, bitcast=True) >> 23) & 0xFF, 15), 254)
+        s = ((268 - e) << 23).to(tl.float32, bitcast=True)
+        inv_s = ((e - 14) << 23).to(tl.float32, bitcast=True)
+    else:
+        s = 16384.0 / tl.maximum(m, 1e-30)
+        inv_s = 1.0 / s
     hi, lo = f16_hi_lo(x * s[:, None])
-    return hi, lo, 1.0 / s
+    return hi, lo, inv_s
 
 
 @triton.jit
@@ -144,7 +162,8 @@ def _two_products(hi, lo, b, HI_FIRST: tl.constexpr):
 @triton.jit
 def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_st, slot, t0, eos,
                 HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr,
-                SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, INV_PREC: tl.constexpr):
+                SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, INV_PREC: tl.constexpr,
+                POW2_SCALE: tl.constexpr):
     """One chunk on the transposed state ``S^T [BV, K]``: returns the new ``S^T``, stores the chunk's
     output rows (see the module docstring)."""
     hv64 = hv.to(tl.int64)
@@ -165,7 +184,7 @@ def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc
 
     b_ut = tl.dot(b_vt.to(tl.float32), b_tbt, input_precision=INV_PREC)                 # u^T [BV, C]
 
-    s_hi, s_lo, inv_s = _split_f16_rows(b_st)
+    s_hi, s_lo, inv_s = _split_f16_rows(b_st, POW2_SCALE)
     w16t = tl.trans(b_w.to(tl.float16))                                                 # [K, C]
     if SPLIT_WS:
         b_ws = _two_products(s_hi, s_lo, w16t, HI_FIRST) * inv_s[:, None]         # [BV, C]
@@ -173,7 +192,7 @@ def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc
         b_ws = tl.dot(s_hi, w16t) * inv_s[:, None]
     b_qs = tl.dot(s_hi, tl.trans(b_qg.to(tl.float16)))
     b_vn = b_ut - b_ws
-    v_hi, v_lo, inv_v = _split_f16_rows(b_vn)
+    v_hi, v_lo, inv_v = _split_f16_rows(b_vn, POW2_SCALE)
     b_o = b_qs * inv_s[:, None] + tl.dot(v_hi, b_at.to(tl.float16)) * inv_v[:, None]
     if SPLIT_KV:
         b_kv = _two_products(v_hi, v_lo, b_kg.to(tl.float16), HI_FIRST)
@@ -218,7 +237,8 @@ def chunk_state_kernel(
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
-    GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr,
+    GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr, PDL: tl.constexpr,
+    POW2_SCALE: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
@@ -229,7 +249,14 @@ def chunk_state_kernel(
     from ``carry`` (fp32 ``[HV, N, K, V]``, head stride ``s_carry``) and one that goes on in a
     later part leaves its state there. fp32 in, fp32 out: the parts chain bit-exactly.
     ``GRID_3D``: grid ``(HV, NV, N)`` (``(NV, HV, N)`` with ``V_TILES_ADJACENT``) instead of the
-    flat ``(N * HV * NV,)``; same dispatch order."""
+    flat ``(N * HV * NV,)``; same dispatch order.
+    ``PDL``: launched as a programmatic dependent of its part's stage 1 (``chunk.py``): lets the
+    next kernel (stage 1 of the next part) be scheduled once every program of this grid runs, then
+    waits for stage 1 to complete before reading anything. (That stage 1 completed only after the
+    previous part's state stage, so the carry is complete too.)"""
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_wait()
     NV: tl.constexpr = V // BV
     if GRID_3D:
         if V_TILES_ADJACENT:
@@ -291,11 +318,12 @@ def chunk_state_kernel(
     if PARTED:
         o_carry = hv.to(tl.int64) * s_carry + n.to(tl.int64) * K * V + rk[None, :] * V + cv[:, None]
         if slot0 < slot_lo:
-            b_s = tl.load(carry + o_carry)
+            b_s = tl.load(carry + o_carry, cache_modifier=".cg")  # written by another launch
 
     for c in range(c_lo, c_hi):
         b_s = _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC)
+                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC,
+                          POW2_SCALE)
 
     if HAS_HT:
         if ends_here:
