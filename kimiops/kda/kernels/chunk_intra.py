@@ -127,6 +127,14 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # Tried and dropped: pass 2 folded into pass 1 (norms from a pass 0, x = beta k e^G written by pass 1
 # and turned into w = Tinv x in place): 0.739 ms, 296-404 bytes of spills (0.627 ms uncapped at 255
 # registers) (ablate_intra_fused_pass.log).
+# Eleventh session (logs_h200_20261130g/ncu_intra_shared_excessive_lines.txt, ablate_intra_loop_stages.log,
+# ablate_intra_load_mma.log): 63% of the excessive shared-memory wavefronts are the reads of the q / k / g
+# tiles that the pipelined loops stage unswizzled (32-byte rows; a load with elementwise users gets
+# no swizzle), 22% the fp16 split of g, 9% pass 2's x. Routing the tiles through an exact identity
+# product (a dot-operand user: swizzled staging, ldmatrix, accumulator layout; branch exp/id-dot)
+# removes those conflicts but adds spills: 0.369 -> 0.451-0.472 ms (pass 1), 0.378 (pass 2 only).
+# Unpipelined loops (convert_layout's own conflict-free staging) spill too: 0.536 ms (loop_stages 1).
+# The conflicts are not what bounds this kernel at 168 registers.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168}
 INTRA_CANDIDATES = [
