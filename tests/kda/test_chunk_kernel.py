@@ -525,3 +525,35 @@ def test_gpu_pipelined_parts_bit_identical_eager_and_graph(pdl):
     ro, rs = reference(inp, gate="softplus", scale=0.1, cu_seqlens=cu,
                        h0=torch.stack([init[i] if i >= 0 else torch.zeros_like(init[0]) for i in idx.tolist()]))
     assert rel_err(results["one"][0], ro) < 3e-3
+
+
+@pytest.mark.gpu
+def test_gpu_fast_launch_bit_identical_and_keyed_on_alignment():
+    """Launches through ``kimiops.launch`` (raw addresses after the first call of a specialization)
+    give the bits of Triton's own path, and a q that is not 16-byte aligned gets its own
+    specialization instead of the aligned kernel (same result, no misaligned access)."""
+    import kimiops.launch as fast
+
+    inp = _gpu_inputs("softplus", False, T=1000, H=2, HV=4, seed=5)
+    outs = {}
+    saved = fast.FAST_LAUNCH
+    try:
+        for name, on in (("triton", False), ("first", True), ("fast", True)):
+            fast.FAST_LAUNCH = on
+            ht = torch.full((1, 4, 128, 128), POISON, device="cuda")
+            o = run(inp, gate="softplus", scale=0.1, ht=ht)
+            outs[name] = (bits(o), bits(ht))
+        q = inp["q"]
+        buf = torch.empty(q.numel() + 1, dtype=q.dtype, device="cuda")
+        shifted = buf[1:].view(q.shape)  # data_ptr % 16 == 2
+        shifted.copy_(q)
+        assert shifted.data_ptr() % 16 != 0
+        ht = torch.full((1, 4, 128, 128), POISON, device="cuda")
+        o = run(dict(inp, q=shifted), gate="softplus", scale=0.1, ht=ht)
+        torch.cuda.synchronize()
+        outs["misaligned q"] = (bits(o), bits(ht))
+    finally:
+        fast.FAST_LAUNCH = saved
+    for name in ("first", "fast", "misaligned q"):
+        assert torch.equal(outs[name][0], outs["triton"][0]), name
+        assert torch.equal(outs[name][1], outs["triton"][1]), name

@@ -48,6 +48,7 @@ from kimiops.kda.kernels.chunk_intra import (
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, longest_first_kernel, state_config_for
 from kimiops.arch import supports_pdl
 from kimiops.kda.workspace import get_buffer
+from kimiops.launch import launch
 from kimiops.streams import forked_stream
 
 __all__ = ["chunk_kda_fwd", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG",
@@ -298,7 +299,8 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
     common.update(BK=min(ic.get("BK", 16), p["K"]), BK2=min(ic.get("BK2", ic.get("BK", 16)), p["K"]))
     if ic.get("maxnreg"):  # register cap per thread (more CTAs per SM, possibly spills)
         common.update(maxnreg=ic["maxnreg"])
-    return chunk_intra_kernel[(hi - lo, p["HV"])](
+    return launch(
+        chunk_intra_kernel, (hi - lo, p["HV"]),
         p["q"], p["k"], p["g"], p["beta"],
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,
@@ -309,7 +311,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
 
 def _launch_order(p):
     """``longest_first_kernel``: the state stage's dispatch order of a varlen batch."""
-    longest_first_kernel[(1,)](p["cu"], p["order"], p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
+    launch(longest_first_kernel, (1,), p["cu"], p["order"], p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
 
 
 def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
@@ -338,7 +340,8 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         grid = (NV, p["HV"], p["N"]) if adjacent else (p["HV"], NV, p["N"])
     else:
         grid = (p["N"] * p["HV"] * NV,)
-    return chunk_state_kernel[grid](
+    return launch(
+        chunk_state_kernel, grid,
         *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
         opt(order), opt(carry), *strides, carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi,
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],

@@ -58,13 +58,13 @@ import triton
 import triton.language as tl
 
 from kimiops.arch import supports_pdl
-from kimiops.interpreter import interpreter_enabled
 from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
+from kimiops.launch import FAST_LAUNCH, no_launch_hooks
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
 
 # module attribute (read at call time) so benchmarks/tests can flip it
-_FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
+_FAST_LAUNCH = FAST_LAUNCH
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
@@ -274,16 +274,6 @@ def config_for(nh: int, state_v_first: bool) -> tuple[int, int]:
 _launch_cache: dict = {}
 
 
-def _no_launch_hooks() -> bool:
-    """True when no launch hook (profiler) is registered; the fast path passes no hooks."""
-    rt = triton.knobs.runtime
-    for hook in (rt.launch_enter_hook, rt.launch_exit_hook):
-        # triton 3.6: a HookChain (empty ``calls`` = no hook); older: None or a callable
-        if hook is not None and getattr(hook, "calls", True):
-            return False
-    return True
-
-
 def recurrent_kda_fwd(
     q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, bind=None,
@@ -373,7 +363,7 @@ class BoundLaunch:
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         drv = triton.runtime.driver.active
-        if not _FAST_LAUNCH or drv.get_current_device() != self.device or not _no_launch_hooks():
+        if not _FAST_LAUNCH or drv.get_current_device() != self.device or not no_launch_hooks():
             return None
         o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
         if not self.gate:
@@ -461,7 +451,7 @@ def _launch(
             None if dt_bias is None else dt_bias.dtype,
         )
         hit = _launch_cache.get(key)
-        if hit is not None and _no_launch_hooks():
+        if hit is not None and no_launch_hooks():
             run, function, packed = hit
             run(grid0, 1, 1, drv.get_current_stream(dev), function, packed, None, None, None, *args)
         else:
