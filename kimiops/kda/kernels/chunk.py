@@ -11,14 +11,18 @@ Stages:
    to ``ORDER_MAX_SEQS`` sequences first sort the lengths (``longest_first_kernel``, one program)
    so the longest sequences are dispatched first.
 
-Pipelined parts (``PIPELINE_CONFIG``): the chunk slots are cut into ``P`` contiguous ranges.
-Stage 1 runs part by part on the current stream; after part ``p`` an event hands over to a forked
-stream (``kimiops.streams.forked_stream``) where the state stage walks the chunks of part ``p``
-(the state of a sequence that goes on is carried to the next part through fp32 scratch, so the
-result is bit-identical to one part). So the state stage of part ``p``, which at small batches has
-too few tiles to fill the GPU, runs while stage 1 works on part ``p + 1`` in the rest of each SM.
-The current stream waits for the fork before the call returns. With ``P = 1`` (small problems)
-both stages run on the current stream.
+Pipelined parts (``PIPELINE_CONFIG``): the chunk slots are cut into ``P`` contiguous ranges (the
+state of a sequence that goes on is carried to the next part through fp32 scratch, so the result is
+bit-identical to one part), so that the state stage of part ``p``, which at small batches has too
+few tiles to fill the GPU, runs while stage 1 works on part ``p + 1`` in the rest of each SM.
+Where programmatic dependent launch exists (``kimiops.arch.supports_pdl``, ``"pdl"``) the launches
+are chained on the current stream, stage 1 (0), state (0), stage 1 (1), ... (see ``_launch``);
+elsewhere, after stage 1 of part ``p`` an event hands over to a forked high-priority stream
+(``kimiops.streams.forked_stream``) where the state stage walks part ``p``, and the current stream
+waits for the fork before the call returns. With ``P = 1`` (small problems, or 128 and more
+(sequence, head) pairs) both stages run on the current stream. Launches go through
+``kimiops.launch`` (raw addresses after the first call of a specialization): eager calls in parts
+were host-bound before.
 
 Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
 owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
