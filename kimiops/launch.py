@@ -27,7 +27,7 @@ from triton.runtime.jit import native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
 
-__all__ = ["launch", "no_launch_hooks"]
+__all__ = ["launch", "no_launch_hooks", "specialization_key"]
 
 # read at call time, so tests and benchmarks can flip it
 FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
@@ -51,6 +51,15 @@ def _compiled(ck):
     return ck.result() if hasattr(ck, "result") else ck
 
 
+def specialization_key(kernel, device: int, values: list, options: dict) -> tuple:
+    """What selects the compiled kernel for a call: the kernel, the device, the launch options
+    (keys of ``options`` named in ``LAUNCH_OPTIONS``), every constexpr value and Triton's
+    specialization of every other argument (``values``: one per parameter, in order)."""
+    return (kernel, device, tuple(options.get(o) for o in LAUNCH_OPTIONS),
+            tuple(v if p.is_constexpr else native_specialize_impl(BaseBackend, v, False, True, True)
+                  for v, p in zip(values, kernel.params)))
+
+
 def launch(kernel, grid: tuple, *args, **kwargs):
     """``kernel[grid](*args, **kwargs)``; returns the compiled kernel.
 
@@ -63,12 +72,9 @@ def launch(kernel, grid: tuple, *args, **kwargs):
     """
     if not FAST_LAUNCH or not no_launch_hooks():
         return _compiled(kernel[grid](*args, **kwargs))
-    names = kernel.arg_names
-    values = list(args) + [kwargs[n] for n in names[len(args):]]
+    values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = triton.runtime.driver.active.get_current_device()
-    key = (kernel, device, tuple(kwargs.get(o) for o in LAUNCH_OPTIONS),
-           tuple(v if p.is_constexpr else native_specialize_impl(BaseBackend, v, False, True, True)
-                 for v, p in zip(values, kernel.params)))
+    key = specialization_key(kernel, device, values, kwargs)
     hit = _CACHE.get(key)
     if hit is None:
         ck = _compiled(kernel[grid](*args, **kwargs))

@@ -1,0 +1,40 @@
+"""The fast launch path's cache key (``kimiops.launch``): it must separate every call Triton would
+compile differently. The launches themselves run on the GPU only (``tests/kda``'s
+``test_gpu_fast_launch_bit_identical_and_keyed_on_alignment``); the key is host-only."""
+
+import torch
+import triton.language as tl
+from triton.runtime.jit import JITFunction
+
+from kimiops.launch import specialization_key
+
+
+def _kernel(x, n, scale, B: tl.constexpr):
+    pass
+
+
+# a JITFunction built directly: under the interpreter ``triton.jit`` returns a wrapper without
+# parameter metadata, and the key only reads the parameters
+KERNEL = JITFunction(_kernel)
+
+
+def key(x, n, scale=1.0, B=16, **options):
+    return specialization_key(KERNEL, 0, [x, n, scale, B], options)
+
+
+def test_key_separates_what_triton_specializes():
+    buf = torch.empty(64, dtype=torch.float16)
+    aligned, shifted = buf[:32], buf[1:33]  # data_ptr % 16: 0 and 2
+    assert aligned.data_ptr() % 16 == 0 and shifted.data_ptr() % 16 == 2
+    base = key(aligned, 32)
+    assert key(buf[8:40], 32) == base                    # another 16-byte-aligned address
+    assert key(shifted, 32) != base                      # alignment
+    assert key(aligned.float(), 32) != base              # dtype
+    assert key(aligned, 48) == base                      # both divisible by 16
+    assert key(aligned, 33) != base                      # divisibility by 16
+    assert key(aligned, 1) != key(aligned, 17)           # the value 1 is a constant
+    assert key(aligned, 2**40) != key(aligned, 2**4)     # int64 vs int32
+    assert key(aligned, 32, scale=2.0) == base           # floats are not specialized
+    assert key(aligned, 32, B=32) != base                # constexpr values
+    assert key(aligned, 32, num_warps=4) != key(aligned, 32, num_warps=8)  # launch options
+    assert key(aligned, 32, launch_pdl=True) != base
