@@ -27,9 +27,9 @@ from triton.runtime.jit import native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
 
-__all__ = ["launch", "no_launch_hooks", "specialization_key"]
+__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key"]
 
-# read at call time, so tests and benchmarks can flip it
+# the one switch of the fast path (prefill and decode read it at call time; tests and benchmarks flip it)
 FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "launch_pdl", "launch_cooperative_grid")
 
@@ -46,7 +46,7 @@ def no_launch_hooks() -> bool:
     return True
 
 
-def _compiled(ck):
+def compiled_kernel(ck):
     """The CompiledKernel behind a JIT launch's return value (a future when compiled in the background)."""
     return ck.result() if hasattr(ck, "result") else ck
 
@@ -71,13 +71,13 @@ def launch(kernel, grid: tuple, *args, **kwargs):
             (``LAUNCH_OPTIONS``).
     """
     if not FAST_LAUNCH or not no_launch_hooks():
-        return _compiled(kernel[grid](*args, **kwargs))
+        return compiled_kernel(kernel[grid](*args, **kwargs))
     values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = triton.runtime.driver.active.get_current_device()
     key = specialization_key(kernel, device, values, kwargs)
     hit = _CACHE.get(key)
     if hit is None:
-        ck = _compiled(kernel[grid](*args, **kwargs))
+        ck = compiled_kernel(kernel[grid](*args, **kwargs))
         if ck is not None and getattr(ck, "function", None) is not None:
             _CACHE[key] = (ck, ck.run, ck.function, ck.packed_metadata)
         return ck

@@ -386,6 +386,7 @@ def test_gpu_every_config_candidate(config):
 @pytest.mark.gpu
 def test_gpu_fast_launch_matches_jit_path():
     """The cached fast launch (2nd call on) computes bit-identical results to Triton's own launch."""
+    import kimiops.launch as fast_launch
     from kimiops.kda.kernels import recurrent as rec
 
     gen = torch.Generator(device="cuda").manual_seed(35)
@@ -405,19 +406,19 @@ def test_gpu_fast_launch_matches_jit_path():
             dt_bias=dt_bias, lower_bound=None, skip_padded=True,
         )
 
-    saved = rec._FAST_LAUNCH
+    saved = fast_launch.FAST_LAUNCH
     try:
-        rec._FAST_LAUNCH = False
+        fast_launch.FAST_LAUNCH = False
         p_ref = pool0.clone()
         o_ref = call(p_ref)
-        rec._FAST_LAUNCH = True
+        fast_launch.FAST_LAUNCH = True
         outs = []
         for _ in range(3):  # first call may compile + cache, the next ones take the fast path
             p = pool0.clone()
             outs.append((call(p), p))
         torch.cuda.synchronize()
     finally:
-        rec._FAST_LAUNCH = saved
+        fast_launch.FAST_LAUNCH = saved
     for o, p in outs:
         assert torch.equal(o, o_ref) and torch.equal(p, p_ref)
 

@@ -185,7 +185,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     else:
         N, NT = B, triton.cdiv(T, C)
         NC = B * NT
-    parts = pipeline_parts(NC, N * HV, pipeline_config)
+    pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
+    parts = pipeline_parts(NC, N * HV, pc)
     sc = dict(state_config_for(N * HV, pipelined=len(parts) > 1), **(state_config or {}))
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
@@ -205,7 +206,6 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
     plan["parts"] = parts
-    pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     plan["high_priority"] = bool(pc["high_priority"])
     plan["pdl_chain"] = bool(pc["pdl"]) and len(parts) > 1 and supports_pdl(dev)
     if plan["pdl_chain"]:  # one completion counter per part (left at zero by every launch)

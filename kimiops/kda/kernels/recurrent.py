@@ -39,7 +39,7 @@ its ``best_cfg`` column), measurement cited next to the table.
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
-skip Triton's argument binder and go straight to the compiled kernel's launcher (``_FAST_LAUNCH``;
+skip Triton's argument binder and go straight to the compiled kernel's launcher (``kimiops.launch.FAST_LAUNCH``;
 keyed on every property the specialization depends on: dtypes, constexprs, alignment of the state
 pointers, device). Set ``KIMIOPS_TRITON_FAST_LAUNCH=0`` to always use Triton's own path.
 
@@ -59,12 +59,11 @@ import triton.language as tl
 
 from kimiops.arch import supports_pdl
 from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
-from kimiops.launch import FAST_LAUNCH, no_launch_hooks
+import kimiops.launch as fast_launch
+from kimiops.launch import compiled_kernel, no_launch_hooks
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
 
-# module attribute (read at call time) so benchmarks/tests can flip it
-_FAST_LAUNCH = FAST_LAUNCH
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
@@ -351,7 +350,7 @@ class BoundLaunch:
     caller guarantees the same for every later call (see ``kimiops.kda.runner``). Calling it
     allocates ``o`` and launches; it returns ``None`` (caller falls back to the full path) when
     the current device changed, a launch hook (profiler) is registered or the fast launch path was
-    switched off (``_FAST_LAUNCH``)."""
+    switched off (``kimiops.launch.FAST_LAUNCH``)."""
 
     __slots__ = ("run", "function", "packed", "grid", "tail", "o_shape", "o_dtype", "device", "gate", "has_h0",
                  "has_ht")
@@ -363,7 +362,7 @@ class BoundLaunch:
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         drv = triton.runtime.driver.active
-        if not _FAST_LAUNCH or drv.get_current_device() != self.device or not no_launch_hooks():
+        if not fast_launch.FAST_LAUNCH or drv.get_current_device() != self.device or not no_launch_hooks():
             return None
         o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
         if not self.gate:
@@ -436,7 +435,7 @@ def _launch(
     )
     grid0 = NV * N * HV
 
-    if _FAST_LAUNCH:
+    if fast_launch.FAST_LAUNCH:
         drv = triton.runtime.driver.active
         dev = drv.get_current_device()
         key = (
@@ -455,9 +454,7 @@ def _launch(
             run, function, packed = hit
             run(grid0, 1, 1, drv.get_current_stream(dev), function, packed, None, None, None, *args)
         else:
-            ck = _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
-            if hasattr(ck, "result"):
-                ck = ck.result()
+            ck = compiled_kernel(_recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl))
             if ck is not None and getattr(ck, "packed_metadata", None) is not None:
                 run = ck.run  # property: loads the binary (already done by the launch above)
                 if ck.function is not None:
