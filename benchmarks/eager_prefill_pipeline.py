@@ -31,6 +31,9 @@ SCHEDULES = [("pdl chain", {"pdl": True}), ("forked stream", {"pdl": False}), ("
 
 
 def host_ms(fn, calls=50):
+    """Host time per call of ``calls`` calls enqueued back to back (ms): the pace at which eager
+    calls can be issued, the quantity that decides whether they are host-bound. (Not
+    ``kimiops.bench.timing.host_us``, which times one call after the GPU went idle.)"""
     fn()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
