@@ -16,11 +16,9 @@ import bench_kda_decode as bench  # noqa: E402
 from kimiops.bench.timing import graph_us  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
-# name -> overrides of the bench case's keyword arguments; "module:" keys set attributes of
-# kimiops.kda.kernels.recurrent for that variant (A/B of kernel switches)
+# name -> overrides of the bench case's keyword arguments
 VARIANTS = {
     "full": {},
-    "full, no speculative row": {"module:_SPEC_ROW": False},
     "no l2norm": {"use_qk_l2norm": False},
     "no sigmoid": {"use_beta_sigmoid": False},
     "no gate (g is the log decay)": {"gate": "none"},
@@ -46,15 +44,9 @@ def main() -> None:
         best = {}
         for _ in range(args.rounds):
             for name, over in VARIANTS.items():
-                kw = dict(base, **{k: v for k, v in over.items() if not k.startswith("module:")})
-                module = {k[len("module:"):]: v for k, v in over.items() if k.startswith("module:")}
-                saved = {k: getattr(rec, k) for k in module}
-                for k, v in module.items():
-                    setattr(rec, k, v)
+                kw = dict(base, **over)
                 fn = (lambda kw=kw: rec.recurrent_kda_fwd(case.q, case.k, case.v, case.g, case.beta, **kw))
                 us = graph_us([fn] * bench.GRAPH_CALLS)
-                for k, v in saved.items():
-                    setattr(rec, k, v)
                 best[name] = min(best.get(name, us), us)
         print(f"N={N}: " + "; ".join(f"{n} {us:.2f} us" for n, us in best.items()), flush=True)
 

@@ -67,8 +67,6 @@ __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFI
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
-# Speculative first-token loads of varlen decode (module attribute for A/B runs; see the kernel).
-_SPEC_ROW = True
 
 # (BV, num_warps) per (upper bound of N*HV, state_v_first). First match wins. Chosen by the sweep
 # of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32, K=V=128, fp32 V-first pool,
@@ -115,7 +113,7 @@ def _recurrent_kda_fwd_kernel(
     INPLACE: tl.constexpr, SKIP_PADDED: tl.constexpr,
     USE_QK_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
-    EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, SPEC_ROW: tl.constexpr,
+    EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -198,30 +196,11 @@ def _recurrent_kda_fwd_kernel(
     p_b = beta + n64 * s_bb + i_hv * s_bh
     p_o = o + n64 * s_ob + i_hv * s_oh + o_v
     has_tok = eos > bos
-    if IS_VARLEN and SPEC_ROW:
-        # Decode batches hold one token per sequence (bos == n): load row n without waiting for
-        # cu_seqlens, and row bos only when the guess was wrong (that load waits for cu_seqlens;
-        # it is masked off, i.e. moves no data, when the guess holds). Takes one L2 round trip
-        # off the inputs' path at N = 1.
-        spec = (bos == n64) & has_tok
-        row_ok = n64 < T
-        redo = has_tok & (bos != n64)
-        c_q = tl.where(spec, tl.load(p_q + n64 * s_qt, mask=mask_k & row_ok, other=0.0),
-                       tl.load(p_q + bos * s_qt, mask=mask_k & redo, other=0.0))
-        c_k = tl.where(spec, tl.load(p_k + n64 * s_kt, mask=mask_k & row_ok, other=0.0),
-                       tl.load(p_k + bos * s_kt, mask=mask_k & redo, other=0.0))
-        c_g = tl.where(spec, tl.load(p_g + n64 * s_gt, mask=mask_k & row_ok, other=0.0),
-                       tl.load(p_g + bos * s_gt, mask=mask_k & redo, other=0.0))
-        c_v = tl.where(spec, tl.load(p_v + n64 * s_vt, mask=mask_v & row_ok, other=0.0),
-                       tl.load(p_v + bos * s_vt, mask=mask_v & redo, other=0.0))
-        c_b = tl.where(spec, tl.load(p_b + n64 * s_bt, mask=row_ok, other=0.0),
-                       tl.load(p_b + bos * s_bt, mask=redo, other=0.0))
-    else:
-        c_q = tl.load(p_q + bos * s_qt, mask=mask_k & has_tok, other=0.0)
-        c_k = tl.load(p_k + bos * s_kt, mask=mask_k & has_tok, other=0.0)
-        c_g = tl.load(p_g + bos * s_gt, mask=mask_k & has_tok, other=0.0)
-        c_v = tl.load(p_v + bos * s_vt, mask=mask_v & has_tok, other=0.0)
-        c_b = tl.load(p_b + bos * s_bt, mask=has_tok, other=0.0)
+    c_q = tl.load(p_q + bos * s_qt, mask=mask_k & has_tok, other=0.0)
+    c_k = tl.load(p_k + bos * s_kt, mask=mask_k & has_tok, other=0.0)
+    c_g = tl.load(p_g + bos * s_gt, mask=mask_k & has_tok, other=0.0)
+    c_v = tl.load(p_v + bos * s_vt, mask=mask_v & has_tok, other=0.0)
+    c_b = tl.load(p_b + bos * s_bt, mask=has_tok, other=0.0)
     # (a while loop: the form measured on the H200; the next token's loads are issued by hand)
     t = bos
     while t < eos:
@@ -446,7 +425,7 @@ def _launch(
         bool(state_v_first), varlen, has_h0, h0_indices is not None, has_ht, ht_indices is not None,
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
-        BK == K, V % bv == 0, pdl, _SPEC_ROW,
+        BK == K, V % bv == 0, pdl,
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias,
