@@ -41,7 +41,8 @@ Measured on the H200 and not kept (``benchmarks/results/logs_h200_20261130h/``):
 state tile (``evict_first`` load, ``.cs`` store: +0.8 points of copy bandwidth at N = 64, -1.4 /
 -2.3 at N = 256 / 512), ``o = (decay S)^T q + u (k . q)`` reduced beside the error (slower at every
 N), the first token's row loaded before ``cu_seqlens`` arrives (N = 1 3.30 vs 3.13 us), the PDL
-trigger after the stores (N = 2 4.00 vs 3.72 us). At N = 1 the call takes the same time with the
+trigger after the stores (N = 2 4.00 vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per
+SM (spills: N = 64 91.9% -> 65-88%). At N = 1 the call takes the same time with the
 L2 norm, sigmoid and gate switched off: it waits on launch and memory latency, not on the math.
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
