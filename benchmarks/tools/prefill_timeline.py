@@ -22,7 +22,14 @@ def main() -> None:
     p.add_argument("--seq-len", type=int, default=8192)
     p.add_argument("--gate", action="store_true", help="raw gate logits, softplus gate in the kernel")
     p.add_argument("--calls", type=int, default=3, help="profiled calls; the last one is printed")
+    p.add_argument("--parts", type=int, default=0, help="pipelined parts (0: the launcher's choice)")
+    p.add_argument("--split-gap", type=float, default=100.0,
+                   help="a gap between kernels longer than this (us) separates two calls")
     args = p.parse_args()
+    if args.parts:
+        from kimiops.kda.kernels import chunk
+
+        chunk.PIPELINE_CONFIG.update(max_parts=args.parts, min_part_slots=1, below_pairs=1 << 30)
     B, T, H, D = args.batch, args.seq_len, 32, 128
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
@@ -50,10 +57,10 @@ def main() -> None:
     with open(path) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
     events.sort(key=lambda e: e["ts"])
-    # calls are separated by host syncs: split where the gap between kernels exceeds 20 us
+    # calls are separated by host syncs: split where the gap between kernels exceeds --split-gap
     calls, cur = [], [events[0]]
     for prev, e in zip(events, events[1:]):
-        if e["ts"] - (prev["ts"] + prev["dur"]) > 20:
+        if e["ts"] - (prev["ts"] + prev["dur"]) > args.split_gap:
             calls.append(cur)
             cur = []
         cur.append(e)
