@@ -25,7 +25,13 @@ def main() -> None:
     p.add_argument("--parts", type=int, default=0, help="pipelined parts (0: the launcher's choice)")
     p.add_argument("--split-gap", type=float, default=100.0,
                    help="a gap between kernels longer than this (us) separates two calls")
+    p.add_argument("--wide", action="store_true", help="wide state tiles also in one part (the parts' tiling)")
     args = p.parse_args()
+    if args.wide:
+        from kimiops.kda.kernels import chunk
+
+        tiles_for = chunk.state_config_for
+        chunk.state_config_for = lambda pairs, pipelined=False: tiles_for(pairs, pipelined=True)
     if args.parts:
         from kimiops.kda.kernels import chunk
 
