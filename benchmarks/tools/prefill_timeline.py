@@ -26,7 +26,20 @@ def main() -> None:
     p.add_argument("--split-gap", type=float, default=100.0,
                    help="a gap between kernels longer than this (us) separates two calls")
     p.add_argument("--wide", action="store_true", help="wide state tiles also in one part (the parts' tiling)")
+    p.add_argument("--flush-before-state", action="store_true",
+                   help="overwrite a 256 MiB buffer before each state launch (evicts L2; experiment)")
     args = p.parse_args()
+    if args.flush_before_state:
+        from kimiops.kda.kernels import chunk
+
+        flush = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+        launch_state = chunk._launch_state
+
+        def flushed(*a, **kw):
+            flush.zero_()
+            return launch_state(*a, **kw)
+
+        chunk._launch_state = flushed
     if args.wide:
         from kimiops.kda.kernels import chunk
 
