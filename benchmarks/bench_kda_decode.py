@@ -89,13 +89,17 @@ class Case:
         self.idx_sets = [perm[i * N:(i + 1) * N].contiguous() for i in range(n_sets)]
         self.scale = K ** -0.5
 
-    def ours(self, idx=None, config=None):
+    def launch_kwargs(self, idx=None):
+        """Keyword arguments of ``recurrent_kda_fwd`` for this step (pool updated in place)."""
         idx = self.idx if idx is None else idx
-        kw = dict(
+        return dict(
             scale=self.scale, cu_seqlens=self.cu, h0=self.pool, h0_indices=idx, ht=self.pool, ht_indices=idx,
             state_v_first=True, use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus", A_log=self.A_log,
             dt_bias=self.dt_bias, lower_bound=None, skip_padded=True,
         )
+
+    def ours(self, idx=None, config=None):
+        kw = self.launch_kwargs(idx)
         if config is None:
             return lambda: rec.recurrent_kda_fwd(self.q, self.k, self.v, self.g, self.beta, **kw)
         return lambda: rec.recurrent_kda_fwd_config(config[0], config[1], self.q, self.k, self.v, self.g, self.beta, **kw)

@@ -38,9 +38,7 @@ def main() -> None:
     pool = torch.randn(2 * max(args.ns + [8]), bench.HV, bench.V, bench.K, device="cuda", generator=gen) * 0.1
     for N in args.ns:
         case = bench.Case(N, pool, gen)
-        base = dict(scale=case.scale, cu_seqlens=case.cu, h0=pool, h0_indices=case.idx, ht=pool, ht_indices=case.idx,
-                    state_v_first=True, use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus",
-                    A_log=case.A_log, dt_bias=case.dt_bias, lower_bound=None, skip_padded=True)
+        base = case.launch_kwargs()
         best = {}
         for _ in range(args.rounds):
             for name, over in VARIANTS.items():

@@ -4,16 +4,21 @@ installed on the device machine). Shows how the pipelined parts' kernels overlap
 
     PYTHONPATH=$PWD python3 benchmarks/tools/prefill_timeline.py --seq-len 8192 [--gate]
 
-H = HV = 32, K = V = 128, bf16, the inputs of ``benchmarks/profile_kda_prefill.py``.
+H = HV = 32, K = V = 128, bf16, the inputs of ``benchmarks/profile_kda_prefill.py`` (``prefill_call``).
 """
 import argparse
 import json
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import torch
 
-import kimiops
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from profile_kda_prefill import prefill_call  # noqa: E402
+
+from kimiops.kda.kernels import chunk  # noqa: E402
 
 
 def main() -> None:
@@ -30,8 +35,6 @@ def main() -> None:
                    help="overwrite a 256 MiB buffer before each state launch (evicts L2; experiment)")
     args = p.parse_args()
     if args.flush_before_state:
-        from kimiops.kda.kernels import chunk
-
         flush = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
         launch_state = chunk._launch_state
 
@@ -41,27 +44,10 @@ def main() -> None:
 
         chunk._launch_state = flushed
     if args.wide:
-        from kimiops.kda.kernels import chunk
-
         tiles_for = chunk.state_config_for
         chunk.state_config_for = lambda pairs, pipelined=False: tiles_for(pairs, pipelined=True)
-    if args.parts:
-        from kimiops.kda.kernels import chunk
-
-        chunk.PIPELINE_CONFIG.update(max_parts=args.parts, min_part_slots=1, below_pairs=1 << 30)
-    B, T, H, D = args.batch, args.seq_len, 32, 128
-    torch.manual_seed(0)
-    q, k, v = (torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    g = torch.nn.functional.logsigmoid(torch.randn(B, T, H, D, device="cuda") + 3)
-    beta = torch.rand(B, T, H, device="cuda", dtype=torch.bfloat16)
-    gate = {}
-    if args.gate:
-        g = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
-        gate = dict(use_gate_in_kernel=True, A_log=torch.log(torch.rand(H, device="cuda") * 15 + 1),
-                    dt_bias=torch.zeros(H * D, device="cuda"))
-
-    def call():
-        return kimiops.chunk_kda(q, k, v, g, beta, output_final_state=True, use_qk_l2norm_in_kernel=True, **gate)
+    call = prefill_call(args.batch, args.seq_len, args.gate, args.parts)
+    B, T = args.batch, args.seq_len
 
     for _ in range(3):
         call()
