@@ -51,6 +51,7 @@ def main() -> None:
                 "F.linear": per_call_us(lambda: F.linear(x, w), sync),
                 "kimiops auto": per_call_us(lambda: kimiops.linear(x, w), sync),
                 "kimiops cublas": per_call_us(lambda: kimiops.linear(x, w, backend="cublas"), sync),
+                "kimiops triton": per_call_us(lambda: kimiops.linear(x, w, backend="triton"), sync),
             }
             print(f"{N}x{K} M{M}: " + ", ".join(f"{k} {v:.2f} us" for k, v in res.items()), flush=True)
 

@@ -9,9 +9,9 @@ support; nothing else in the library looks at SM numbers.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 
+from kimiops.env import env_var as read_env
 from kimiops.interpreter import interpreter_enabled
 
 import torch
@@ -98,7 +98,7 @@ def resolve_backend(
     would run there.
     """
     if requested is None:
-        requested = os.environ.get(env_var) or "auto"
+        requested = read_env(env_var) or "auto"
     if not isinstance(requested, str):
         raise TypeError(f"backend: expected a str or None, got {type(requested).__name__}")
     if requested == "auto":

@@ -11,10 +11,11 @@ was given.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import torch
+
+from kimiops.env import env_var
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 INDEX_DTYPES = (torch.int32, torch.int64)
@@ -23,7 +24,7 @@ LOWER_BOUND_RANGE = (-5.0, 0.0)  # the lower-bound gate's lower_bound must lie i
 
 def debug_enabled() -> bool:
     """True when ``KIMIOPS_DEBUG=1``: value checks on CUDA tensors (they sync the host)."""
-    return os.environ.get("KIMIOPS_DEBUG", "0") == "1"
+    return env_var("KIMIOPS_DEBUG") == "1"
 
 
 def reads_values(t: torch.Tensor) -> bool:

@@ -19,12 +19,12 @@ them. Neither syncs the host or allocates beyond the result and the cached split
 from __future__ import annotations
 
 import math
-import os
 
 import torch
 import torch.nn.functional as F
 
 from kimiops.arch import FAMILIES, Backend, device_family, resolve_backend
+from kimiops.env import env_var
 from kimiops.gemm import dispatch
 from kimiops.gemm.skinny import skinny_linear
 from kimiops.streams import capturing
@@ -40,7 +40,7 @@ INPUT_DTYPES = (torch.bfloat16, torch.float16)
 
 def _requested(backend: str | None) -> str | None:
     """The requested backend name (argument, else environment, else ``"auto"``), checked by name."""
-    name = backend if backend is not None else (os.environ.get(ENV_VAR) or "auto")
+    name = backend if backend is not None else (env_var(ENV_VAR) or "auto")
     if not isinstance(name, str):
         raise TypeError(f"backend: expected a str or None, got {type(name).__name__}")
     if name != "auto" and name not in BACKENDS:

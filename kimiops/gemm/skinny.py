@@ -58,6 +58,7 @@ import triton.language as tl
 
 from kimiops.arch import supports_pdl
 from kimiops.gemm.scratch import split_k_scratch
+from kimiops.launch import launch
 from kimiops.streams import on_device
 
 #: Reference tile height used to turn a program target into a K split (independent of M).
@@ -307,7 +308,8 @@ def skinny_linear(
     else:
         partials = counters = out  # never read: SPLIT is off
     with on_device(x.device):  # Triton launches on the current device; x may live on another GPU
-        _skinny_linear_kernel[(n_tiles, splits, m_tiles)](
+        launch(
+            _skinny_linear_kernel, (n_tiles, splits, m_tiles),
             x, weight, bias if bias is not None else out, out, partials, counters,
             M, N, K, config.k_split,
             x.stride(0), weight.stride(0), out.stride(0),

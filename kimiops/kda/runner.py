@@ -6,12 +6,12 @@ the pool dtypes they accept and what a padded (-1) pool index means; both go thr
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
 
+from kimiops.env import env_var
 from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args, meta_key
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch
@@ -124,7 +124,8 @@ def register_kda_op(kind: KDAKind):
 
 # Eager decode calls that repeat one signature (the serving loop, transformers' generate) skip the
 # Python layers: the first call runs the full path (validation, backend choice, launcher) and
-# leaves a ``BoundLaunch``; later calls with the same metadata only allocate and launch. The key
+# leaves a ``BoundLaunch``; later calls with the same metadata only allocate and launch
+# (``kimiops.kda.decode.fused_recurrent_kda`` looks the key up before anything else). The key
 # holds everything the full path's outcome depends on besides tensor values: each tensor's shape,
 # strides, dtype and device, the state pool's 16-byte alignment (a kernel specialization), the
 # scalars and flags, and the requested / environment backend. Off in debug mode (value checks must
@@ -153,31 +154,72 @@ class _EagerDecode:
 def eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                     use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
                     allow_padded_tokens) -> tuple:
-    """Everything a decode call's validation and launch depend on besides tensor values."""
-    aligned = initial_state.data_ptr() % 16 == 0 if isinstance(initial_state, torch.Tensor) else None
-    return (kind.name, backend, os.environ.get("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state,
-            use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens, aligned,
-            meta_key(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias))
+    """Everything a decode call's validation and launch depend on besides tensor values.
+
+    Written out flat: it runs on every eager decode call, and a flat tuple of ``get_device()``
+    ints costs ~60% of the per-tensor ``(shape, stride, dtype, device)`` tuples it replaced
+    (``benchmarks/results/logs_h200_20261130i/decode_host_gpu.log``). Arguments of the wrong type
+    get the generic key of ``meta_key`` (the full path then raises).
+    """
+    try:
+        return (
+            kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
+            use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens,
+            q.shape, q.stride(), q.dtype, q.get_device(), k.shape, k.stride(), k.dtype, k.get_device(),
+            v.shape, v.stride(), v.dtype, v.get_device(), g.shape, g.stride(), g.dtype, g.get_device(),
+            beta.shape, beta.stride(), beta.dtype, beta.get_device(),
+            None if initial_state is None else (initial_state.shape, initial_state.stride(), initial_state.dtype,
+                                                initial_state.get_device(), initial_state.data_ptr() % 16 == 0),
+            None if indices is None else (indices.shape, indices.stride(), indices.dtype, indices.get_device()),
+            None if cu_seqlens is None else (cu_seqlens.shape, cu_seqlens.stride(), cu_seqlens.dtype,
+                                             cu_seqlens.get_device()),
+            None if A_log is None else (A_log.shape, A_log.stride(), A_log.dtype, A_log.get_device()),
+            None if dt_bias is None else (dt_bias.shape, dt_bias.stride(), dt_bias.dtype, dt_bias.get_device()),
+        )
+    except (AttributeError, TypeError):
+        return ("generic", kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state,
+                use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens,
+                meta_key(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias))
+
+
+def eager_decode(q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+                 allow_padded_tokens=False):
+    """The eager decode shortcut: ``(result, None)`` when the call repeats a signature in
+    ``_eager`` (launched here), else ``(None, key)`` with the key for ``call_kda``'s
+    ``eager_key`` (``None`` where the shortcut does not apply: CPU tensors, debug mode,
+    ``torch.compile`` tracing)."""
+    if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
+        return None, None
+    key = eager_signature(DECODE, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+                          use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+                          allow_padded_tokens)
+    hit = _eager.get(key)
+    if hit is not None:
+        res = hit(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+        if res is not None:
+            return res, None
+    return None, key
+
+
+def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None:
+    """Keep the bound launch of a full-path decode call under its ``eager_signature`` key."""
+    ht_shape = None if pool or ht is None else tuple(ht.shape)
+    _eager[key] = _EagerDecode(bound, pool, ht_shape, bool(output_final_state))
+    if len(_eager) > _EAGER_CACHE_SIZE:
+        _eager.popitem(last=False)
 
 
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-             allow_padded_tokens=False):
-    """Public-call glue: eager calls run directly (no custom-op dispatch cost; repeated decode
-    signatures through a bound launch, see ``_eager``); under ``torch.compile`` the registered op
-    is called so the graph holds one opaque node."""
+             allow_padded_tokens=False, eager_key=None):
+    """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
+    ``torch.compile`` the registered op is called so the graph holds one opaque node.
+
+    ``eager_key``: the call's ``eager_signature`` when the caller looked it up in ``_eager`` and
+    missed (eager decode on a GPU, not in debug mode); the full path then leaves a bound launch
+    under it."""
     compiling = torch.compiler.is_compiling()
-    key = None
-    if (not compiling and not kind.chunked and isinstance(q, torch.Tensor) and q.device.type == "cuda"
-            and not debug_enabled()):
-        key = eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
-                              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-                              indices, backend, allow_padded_tokens)
-        hit = _eager.get(key)
-        if hit is not None:
-            res = hit(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
-            if res is not None:
-                return res
     pool = initial_state if indices is not None else None
     for name, t in (("q", q), ("v", v)):  # read below before the full checks: type first
         check_tensor(name, t, ndim=4)
@@ -189,13 +231,10 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
         bool(state_v_first), chosen, bool(allow_padded_tokens),
     )
     if not compiling:
-        bind = [] if key is not None and chosen == "triton" else None
+        bind = [] if eager_key is not None and chosen == "triton" else None
         o, ht = run_kda(kind, *args, bind=bind)
         if bind:
-            ht_shape = None if pool is not None or ht is None else tuple(ht.shape)
-            _eager[key] = _EagerDecode(bind[0], pool is not None, ht_shape, bool(output_final_state))
-            if len(_eager) > _EAGER_CACHE_SIZE:
-                _eager.popitem(last=False)
+            remember_eager(eager_key, bind[0], pool is not None, ht, output_final_state)
         return o, ht
     o, ht = op(*args)
     if pool is not None:

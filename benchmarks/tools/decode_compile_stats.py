@@ -1,0 +1,41 @@
+"""Offline compile of the decode kernel (``_recurrent_kda_fwd_kernel``) for sm_90 (no GPU needed,
+``sm90_compile.py``) from the source tree given as the first argument, for the bench case of
+``benchmarks/bench_kda_decode.py`` (pool mode, softplus gate, L2 norm and sigmoid in the kernel,
+bf16 inputs, fp32 V-first pool) with each table config: registers, spills, shared memory, and the
+layout conversions (TTGIR), barriers and warp shuffles (PTX) on the path of one token.
+
+    python benchmarks/tools/decode_compile_stats.py <tree>
+"""
+import re
+import sys
+
+sys.path.insert(0, sys.argv[1])
+from sm90_compile import compile_sm90, ptx_digest  # noqa: E402
+
+from kimiops.kda.kernels import recurrent as rec  # noqa: E402
+
+POINTERS = {n: "*bf16" for n in ("q", "k", "v", "g", "beta", "o")}
+POINTERS.update({"h0": "*fp32", "ht": "*fp32", "h0_idx": "*i32", "ht_idx": "*i32", "cu_seqlens": "*i32",
+                 "A_log": "*fp32", "dt_bias": "*fp32"})
+K = V = 128
+HV = 32
+for bv, nw in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
+    const = dict(HV=HV, G=1, K=K, V=V, BK=K, BV=bv, NV=V // bv, S0_SLOT=HV * V * K, S0_HEAD=V * K,
+                 ST_SLOT=HV * V * K, ST_HEAD=V * K, V_FIRST=True, IS_VARLEN=True, HAS_H0=True, HAS_H0_IDX=True,
+                 HAS_HT=True, HAS_HT_IDX=True, INPLACE=True, SKIP_PADDED=True, USE_QK_L2NORM=True,
+                 USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
+                 EVEN_K=True, EVEN_V=True, PDL=True)
+    k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    stats = {
+        "convert_layout": len(re.findall(r"ttg\.convert_layout", ttgir)),
+        "bar.sync": len(re.findall(r"\bbar\.sync|barrier\.sync", ptx)),
+        "shfl": len(re.findall(r"shfl\.sync", ptx)),
+        "st.shared": len(re.findall(r"st\.shared", ptx)),
+        "ld.shared": len(re.findall(r"ld\.shared", ptx)),
+    }
+    print(f"BV={bv} num_warps={nw}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}",
+          flush=True)
+    if len(sys.argv) > 2:
+        open(f"{sys.argv[2]}_bv{bv}_w{nw}.ttgir", "w").write(ttgir)
+        open(f"{sys.argv[2]}_bv{bv}_w{nw}.ptx", "w").write(ptx)

@@ -1,0 +1,129 @@
+"""Host-side pieces of an eager decode call at N = 1, timed on a GPU machine's host.
+
+The public call (``kimiops.fused_recurrent_kda`` in pool mode, the case of
+``benchmarks/bench_kda_decode.py``) next to each piece of its repeated-signature path
+(``kimiops.kda.runner.eager_decode`` -> ``_EagerDecode`` -> ``BoundLaunch`` -> ``RawLaunch``): the
+metadata key, its lookup, the output allocation, the current device and stream, the launch-hook
+check, the raw addresses, the launch itself (Triton's C entry point) against Triton's Python
+launcher, and a lone ``torch.add_`` as the host's floor for any launch.
+
+Launching pieces are timed one call at a time on an idle stream (host time until the call
+returns, median); pure host pieces in loops (median over rounds of the mean).
+
+    PYTHONPATH=$PWD python3 benchmarks/tools/decode_host_gpu.py
+"""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import triton
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import bench_kda_decode as bench  # noqa: E402
+
+import kimiops  # noqa: E402
+from kimiops.bench.timing import host_us  # noqa: E402
+from kimiops.kda import runner  # noqa: E402
+from kimiops.launch import no_launch_hooks  # noqa: E402
+from kimiops.validation import debug_enabled  # noqa: E402
+
+
+def loop_us(fn, n=2000, rounds=7) -> float:
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        times.append((time.perf_counter() - t0) / n * 1e6)
+    return statistics.median(times)
+
+
+def launch_us(fn, iters=400) -> float:
+    return host_us(fn, iters=iters)[1]
+
+
+def main() -> None:
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    pool = torch.randn(16, bench.HV, bench.V, bench.K, device="cuda", generator=gen) * 0.1
+    c = bench.Case(1, pool, gen)
+
+    def api():
+        return kimiops.fused_recurrent_kda(
+            c.q, c.k, c.v, c.g, c.beta, initial_state=pool, ssm_state_indices=c.idx, cu_seqlens=c.cu,
+            state_v_first=True, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+            use_beta_sigmoid_in_kernel=True, A_log=c.A_log, dt_bias=c.dt_bias)
+
+    api()
+    torch.cuda.synchronize()
+    hit = next(reversed(runner._eager.values()))
+    bound = hit.launch
+    drv = triton.runtime.driver.active
+    dev = drv.get_current_device()
+    o = torch.empty(bound.o_shape, dtype=bound.o_dtype, device="cuda")
+    ptrs = (c.q.data_ptr(), c.k.data_ptr(), c.v.data_ptr(), c.g.data_ptr(), c.beta.data_ptr(), o.data_ptr(),
+            pool.data_ptr(), pool.data_ptr(), c.idx.data_ptr(), c.idx.data_ptr(), c.cu.data_ptr(),
+            c.A_log.data_ptr(), c.dt_bias.data_ptr())
+    stream = drv.get_current_stream(dev)
+    raw = bound.raw
+    launcher = raw.compiled.run
+
+    def signature():
+        return runner.eager_signature(runner.DECODE, c.q, c.k, c.v, c.g, c.beta, None, pool, False, True, True, True,
+                                      c.A_log, c.dt_bias, None, True, c.cu, c.idx, None, False)
+
+    key = signature()
+    tiny = torch.zeros(16, device="cuda")
+    rows = [
+        ("public call fused_recurrent_kda (launch part)", launch_us(api)),
+        ("  runner.eager_decode (key, lookup, launch)", launch_us(
+            lambda: runner.eager_decode(c.q, c.k, c.v, c.g, c.beta, None, pool, False, True, True, True, c.A_log,
+                                        c.dt_bias, None, True, c.cu, c.idx, None))),
+        ("  _EagerDecode.__call__ (bound launch + o)", launch_us(
+            lambda: hit(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, c.cu, c.A_log, c.dt_bias))),
+        ("  BoundLaunch.__call__", launch_us(
+            lambda: bound(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, pool, c.idx, c.cu, c.A_log, c.dt_bias))),
+        ("  RawLaunch.__call__ (raw addresses)", launch_us(
+            lambda: raw(bound.grid, 1, 1, stream, *ptrs, *bound.tail))),
+        ("  Triton's CudaLauncher.__call__ instead", launch_us(
+            lambda: launcher(bound.grid, 1, 1, stream, raw.function, raw.compiled.packed_metadata, None, None, None,
+                             *ptrs, *bound.tail))),
+    ]
+    rows += [
+        ("torch.add_ on 16 floats (launch part)", launch_us(lambda: tiny.add_(1))),
+        ("eager_signature (metadata key)", loop_us(signature)),
+        ("dict lookup of the key", loop_us(lambda: runner._eager.get(key))),
+        ("debug_enabled()", loop_us(debug_enabled)),
+        ("torch.compiler.is_compiling()", loop_us(torch.compiler.is_compiling)),
+        ("q.device.type == 'cuda'", loop_us(lambda: c.q.device.type == "cuda")),
+        ("torch.empty(o_shape, dtype, device=v.device)", loop_us(
+            lambda: torch.empty(bound.o_shape, dtype=bound.o_dtype, device=c.v.device))),
+        ("v.new_empty(o_shape)", loop_us(lambda: c.v.new_empty(bound.o_shape))),
+        ("torch.empty_like(v, memory_format=torch.contiguous_format)", loop_us(
+            lambda: torch.empty_like(c.v, memory_format=torch.contiguous_format))),
+        ("driver get_current_device()", loop_us(drv.get_current_device)),
+        ("driver get_current_stream(dev)", loop_us(lambda: drv.get_current_stream(dev))),
+        ("torch._C._cuda_getCurrentRawStream(dev)", loop_us(lambda: torch._C._cuda_getCurrentRawStream(dev))),
+        ("no_launch_hooks()", loop_us(no_launch_hooks)),
+        ("13 data_ptr() calls", loop_us(lambda: (c.q.data_ptr(), c.k.data_ptr(), c.v.data_ptr(), c.g.data_ptr(),
+                                                c.beta.data_ptr(), o.data_ptr(), pool.data_ptr(), pool.data_ptr(),
+                                                c.idx.data_ptr(), c.idx.data_ptr(), c.cu.data_ptr(),
+                                                c.A_log.data_ptr(), c.dt_bias.data_ptr()))),
+        ("per tensor (shape, stride(), dtype, device), 10 tensors", loop_us(
+            lambda: tuple((t.shape, t.stride(), t.dtype, t.device) for t in
+                          (c.q, c.k, c.v, c.g, c.beta, pool, c.idx, c.cu, c.A_log, c.dt_bias)))),
+        ("per tensor (shape, stride(), dtype, get_device()), 10 tensors", loop_us(
+            lambda: tuple((t.shape, t.stride(), t.dtype, t.get_device()) for t in
+                          (c.q, c.k, c.v, c.g, c.beta, pool, c.idx, c.cu, c.A_log, c.dt_bias)))),
+    ]
+    wall_api, _ = host_us(api)
+    wall_add, _ = host_us(lambda: tiny.add_(1))
+    print(f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {triton.__version__}")
+    print(f"wall (until the GPU finished): public call {wall_api:.1f} us, torch.add_ {wall_add:.1f} us")
+    for name, us in rows:
+        print(f"{us:8.2f} us  {name}")
+
+
+if __name__ == "__main__":
+    main()
