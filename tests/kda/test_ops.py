@@ -334,7 +334,7 @@ def test_gpu_repeated_decode_calls_match_the_full_path(monkeypatch):
         monkeypatch.setenv("KIMIOPS_DEBUG", "1")  # debug mode never takes the shortcut
         o_full, _ = call(full_pool, idx, q, k, v, g, beta)
         monkeypatch.delenv("KIMIOPS_DEBUG")
-        assert torch.equal(o_fast, o_full)
+        assert torch.equal(o_fast, o_full) and o_fast.is_contiguous()
         assert torch.equal(fast_pool, full_pool)
     assert len(runner._eager) == 1
     q, k, v, g, beta = inputs()
@@ -377,6 +377,7 @@ def test_gpu_repeated_decode_calls_with_strided_views_match_the_full_path(monkey
         o_full, s_full = call(*args)
         monkeypatch.delenv("KIMIOPS_DEBUG")
         assert torch.equal(o_fast, o_full) and torch.equal(s_fast, s_full)
+        assert o_fast.is_contiguous() and not args[2].is_contiguous()  # o is contiguous for a strided v
         o_dense, s_dense = call(*(x.contiguous() for x in args))
         torch.testing.assert_close(o_fast, o_dense, rtol=0, atol=0)
         torch.testing.assert_close(s_fast, s_dense, rtol=0, atol=0)

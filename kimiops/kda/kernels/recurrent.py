@@ -348,22 +348,12 @@ def _state_strides(name, s, state_v_first, K, V):
     return st[0], st[1]
 
 
-def _address(t):
-    return None if t is None else t.data_ptr()
-
-
-def _current_device() -> int:
-    return triton.runtime.driver.active.get_current_device()
-
-
-def _current_stream(device: int) -> int:
-    return triton.runtime.driver.active.get_current_stream(device)
 
 
 class BoundLaunch:
     """One launch of the compiled decode kernel with everything but the tensors fixed: shapes,
     strides, dtypes, flags, scalars and the device were those of the call that built it, and the
-    caller guarantees the same for every later call (see ``kimiops.kda.eager``). Calling it
+    caller guarantees the same for every later call (see ``kimiops.kda.runner``). Calling it
     allocates ``o`` and launches; it returns ``None`` (caller falls back to the full path) when
     the current device changed, a launch hook (profiler) is registered or the fast launch path was
     switched off (``kimiops.launch.FAST_LAUNCH``)."""
@@ -373,16 +363,14 @@ class BoundLaunch:
     def __init__(self, raw, grid, tail, o, v, device, gate, has_h0, has_ht):
         self.raw, self.grid, self.tail, self.device = raw, grid, tail, device
         self.o_shape, self.o_dtype = tuple(o.shape), o.dtype
-        # o is contiguous [B, T, HV, V] in v's dtype: when v has that shape (it does unless the
-        # caller passed extra rows), empty_like(v) allocates it in ~1/4 of torch.empty's host time
-        self.o_like_v = o.shape == v.shape and o.dtype == v.dtype
+        self.o_like_v = _output_like_v(o, v)  # then o is allocated as _launch allocates it
         self.gate, self.has_h0, self.has_ht = gate, has_h0, has_ht
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
-        if not fast_launch.FAST_LAUNCH or _current_device() != self.device or not no_launch_hooks():
+        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
             return None
         if self.o_like_v:
-            o = torch.empty_like(v, memory_format=torch.contiguous_format)
+            o = _new_output(v)
         else:
             o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
         if not self.gate:
@@ -390,12 +378,30 @@ class BoundLaunch:
         # Raw addresses, not tensors: for a tensor argument Triton's launcher asks the driver to
         # validate the pointer (cuPointerGetAttribute), which cost more than the launch itself on
         # the H200 host; the call that built this launch validated devices and dtypes already.
-        self.raw(self.grid, 1, 1, _current_stream(self.device),
+        self.raw(self.grid, 1, 1, torch._C._cuda_getCurrentRawStream(self.device),
                  q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
-                 _address(h0), _address(ht), _address(h0_indices) if self.has_h0 else None,
-                 _address(ht_indices) if self.has_ht else None, _address(cu_seqlens), _address(A_log),
-                 _address(dt_bias), *self.tail)
+                 None if h0 is None else h0.data_ptr(), None if ht is None else ht.data_ptr(),
+                 h0_indices.data_ptr() if self.has_h0 and h0_indices is not None else None,
+                 ht_indices.data_ptr() if self.has_ht and ht_indices is not None else None,
+                 None if cu_seqlens is None else cu_seqlens.data_ptr(),
+                 None if A_log is None else A_log.data_ptr(), None if dt_bias is None else dt_bias.data_ptr(),
+                 *self.tail)
         return o
+
+
+def _output_like_v(o, v) -> bool:
+    """Whether ``o`` is what ``_new_output(v)`` allocates (contiguous, v's shape and dtype)."""
+    return o.shape == v.shape and o.dtype == v.dtype and o.is_contiguous()
+
+
+def _new_output(v):
+    """A contiguous tensor of v's shape and dtype. ``torch.empty_like`` costs ~1/4 of
+    ``torch.empty(shape, dtype=, device=)`` on the H200 host (1.74 vs 7.54 us,
+    ``benchmarks/results/logs_h200_20261130i/decode_host_gpu_before.log``); without a
+    memory-format argument it is cheaper still, and for contiguous v it is contiguous."""
+    if v.is_contiguous():
+        return torch.empty_like(v)
+    return torch.empty_like(v, memory_format=torch.contiguous_format)
 
 
 def _launch(
@@ -408,8 +414,8 @@ def _launch(
     N = cu_seqlens.shape[0] - 1 if varlen else B
     if out is not None:
         o = out
-    elif v.shape == (B, T, HV, V):  # the usual case: ~1/4 of torch.empty's host time
-        o = torch.empty_like(v, memory_format=torch.contiguous_format)
+    elif v.shape == (B, T, HV, V):  # always, once validated
+        o = _new_output(v)
     else:
         o = torch.empty((B, T, HV, V), dtype=v.dtype, device=v.device)
     if N == 0 or HV == 0:
