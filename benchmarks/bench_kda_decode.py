@@ -241,7 +241,7 @@ def main():
                 row["fla_error"] = f"{type(e).__name__}: {e}"
         res["rows"].append(row)
         f = lambda key, fmt="8.2f": format(row[key], fmt) if key in row else "-".rjust(int(fmt.split(".")[0]))  # noqa: E731
-        cfg_s = "x".join(map(str, row["table_cfg"]))
+        cfg_s = "x".join(map(str, row["table_cfg"][:2])) + ("h" if row["table_cfg"][2] else "")
         best_s = "x".join(map(str, row.get("best_cfg", []))) or "-"
         print(f"{N:>4} {cfg_s:>7} {f('ours_graph_us')} {f('ours_graph_us_no_pdl')} {f('ours_graph_rot_us')} {f('ours_eager_us')} "
               f"{f('ours_wall_us', '7.1f')} {f('ours_launch_us', '7.1f')} {f('ours_pct_bw', '6.1f')} {best_s:>9} "

@@ -19,12 +19,12 @@ POINTERS.update({"h0": "*fp32", "ht": "*fp32", "h0_idx": "*i32", "ht_idx": "*i32
                  "A_log": "*fp32", "dt_bias": "*fp32"})
 K = V = 128
 HV = 32
-for bv, nw in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
+for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
     const = dict(HV=HV, G=1, K=K, V=V, BK=K, BV=bv, NV=V // bv, S0_SLOT=HV * V * K, S0_HEAD=V * K,
                  ST_SLOT=HV * V * K, ST_HEAD=V * K, V_FIRST=True, IS_VARLEN=True, HAS_H0=True, HAS_H0_IDX=True,
                  HAS_HT=True, HAS_HT_IDX=True, INPLACE=True, SKIP_PADDED=True, USE_QK_L2NORM=True,
                  USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
-                 EVEN_K=True, EVEN_V=True, PDL=True)
+                 EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints)
     k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     stats = {
@@ -34,8 +34,8 @@ for bv, nw in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
         "st.shared": len(re.findall(r"st\.shared", ptx)),
         "ld.shared": len(re.findall(r"ld\.shared", ptx)),
     }
-    print(f"BV={bv} num_warps={nw}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}",
+    print(f"BV={bv} num_warps={nw} stream_hints={hints}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}",
           flush=True)
     if len(sys.argv) > 2:
-        open(f"{sys.argv[2]}_bv{bv}_w{nw}.ttgir", "w").write(ttgir)
-        open(f"{sys.argv[2]}_bv{bv}_w{nw}.ptx", "w").write(ptx)
+        open(f"{sys.argv[2]}_bv{bv}_w{nw}_h{int(hints)}.ttgir", "w").write(ttgir)
+        open(f"{sys.argv[2]}_bv{bv}_w{nw}_h{int(hints)}.ptx", "w").write(ptx)

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from kimiops.kda.gate import kda_gate, l2norm
-from kimiops.kda.kernels.recurrent import CONFIG_CANDIDATES, recurrent_kda_fwd, recurrent_kda_fwd_config
+from kimiops.kda.kernels.recurrent import _CONFIGS, CONFIG_CANDIDATES, recurrent_kda_fwd, recurrent_kda_fwd_config
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
 
@@ -206,7 +206,7 @@ def run_case(
     if config is None:
         o = recurrent_kda_fwd(*args, **kw)
     else:
-        o = recurrent_kda_fwd_config(config[0], config[1], *args, **kw)
+        o = recurrent_kda_fwd_config(config[0], config[1], *args, stream_hints=len(config) > 2 and config[2], **kw)
     if use_out:
         assert o is out
     assert o.shape == (B, T_tot, HV, V) and o.dtype == kern["v"].dtype
@@ -381,6 +381,20 @@ def test_gpu_every_config_candidate(config):
              device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=33)
     run_case(seqlens=[1, 2], indices=[3, 1], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16, v_first=False,
              device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=34)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", sorted({cfg for rows in _CONFIGS.values() for _, cfg in rows}))
+def test_gpu_every_table_config(config):
+    """The table's configs, stream hints included (they change the cache policy, not the results)."""
+    run_case(seqlens=[1, 2, 1, 3], indices=[3, 1, -1, 6], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16,
+             device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=35)
+    run_case(seqlens=[1, 2], indices=[3, 1], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16, v_first=False,
+             device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=36)
+
+
+def test_stream_hints_interpreter():
+    run_case(seqlens=[2, 1], K=24, V=40, config=(16, 2, True), seed=37)
 
 
 @pytest.mark.gpu

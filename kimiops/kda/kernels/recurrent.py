@@ -33,7 +33,7 @@ and its output rows are exactly zero (``tl.where``, so garbage or NaN padding in
 without it (prefill) it starts from a zero state, computes outputs and writes nothing. With
 ``cu_seqlens``, output rows past ``cu_seqlens[N]`` (CUDA-graph padding tokens) are zero-filled.
 
-Config table (``_CONFIGS``): ``(BV, num_warps)`` by ``N * HV`` and state layout, chosen from the
+Config table (``_CONFIGS``): ``(BV, num_warps, stream_hints)`` by ``N * HV`` and state layout, chosen from the
 sweep of ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N; the winner is
 its ``best_cfg`` column), measurement cited next to the table.
 
@@ -76,16 +76,20 @@ __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFI
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 
-# (BV, num_warps) per (upper bound of N*HV, state_v_first). First match wins. Chosen by the sweep
-# of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32, K=V=128, fp32 V-first pool,
-# CUDA-graph medians with programmatic dependent launch, kda_decode_20261129-213241.json):
-# N=1 8x2 3.28 us (8x1 3.28, 16x2 3.56); N=2 8x2 3.83 us; N>=8 8x1 wins everywhere (N=8 8.37 us
-# vs 9.20 for 32x4; N=512 95.6% of copy bandwidth vs 94.3%). Small tiles mean many CTAs in flight,
-# which is what a bandwidth-bound stream of 64 KiB states needs. The K-first layout is not swept
-# and reuses the same table.
+# (BV, num_warps, stream_hints) per (upper bound of N*HV, state_v_first). First match wins.
+# BV x num_warps chosen by the sweep of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32,
+# K=V=128, fp32 V-first pool, CUDA-graph medians with programmatic dependent launch,
+# kda_decode_20261129-213241.json): N>=8 8x1 wins everywhere (N=8 8.37 us vs 9.20 for 32x4; N=512
+# 95.6% of copy bandwidth vs 94.3%). Small tiles mean many CTAs in flight, which is what a
+# bandwidth-bound stream of 64 KiB states needs. Since o is stored from its keep_dims sum, N=1 runs
+# faster on one warp (8x1 2.94 / 3.10 us vs 8x2 3.14 / 3.15 in two runs) and N=2 on two (8x2 3.70 vs
+# 8x1 4.31 us; logs_h200_20261130i/decode_variants2.log, r3_decode_variants.log).
+# stream_hints: the state tile is loaded evict_first and stored streaming (.cs), for it is read
+# once and written once per call; chosen by benchmarks/tools/decode_config_ab.py (see the log cited
+# next to the rows).
 _CONFIGS = {
-    True: ((64, (8, 2)), (None, (8, 1))),   # V-first [V, K] (serving layout)
-    False: ((64, (8, 2)), (None, (8, 1))),  # K-first [K, V]: not swept
+    True: ((32, (8, 1, True)), (64, (8, 2, True)), (4096, (8, 1, True)), (None, (8, 1, False))),   # V-first [V, K] (serving layout)
+    False: ((32, (8, 1, True)), (64, (8, 2, True)), (4096, (8, 1, True)), (None, (8, 1, False))),  # K-first [K, V]: not swept
 }
 # what the benchmark sweeps
 CONFIG_CANDIDATES = tuple(
@@ -121,7 +125,7 @@ def _recurrent_kda_fwd_kernel(
     INPLACE: tl.constexpr, SKIP_PADDED: tl.constexpr,
     USE_QK_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
-    EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr,
+    EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -179,7 +183,10 @@ def _recurrent_kda_fwd_kernel(
         mask_h = mask_k[:, None] & mask_v[None, :]
     if HAS_H0:
         p_h0 = h0 + i0 * S0_SLOT + i_hv * S0_HEAD + offs_h
-        b_h = tl.load(p_h0, mask=mask_h & read_ok, other=0.0).to(tl.float32)
+        if STREAM_HINTS:  # read once per call: do not keep it in L2
+            b_h = tl.load(p_h0, mask=mask_h & read_ok, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        else:
+            b_h = tl.load(p_h0, mask=mask_h & read_ok, other=0.0).to(tl.float32)
     else:
         b_h = tl.zeros(offs_h.shape, dtype=tl.float32)
 
@@ -201,6 +208,12 @@ def _recurrent_kda_fwd_kernel(
     p_v = v + n64 * s_vb + i_hv * s_vh + o_v
     p_b = beta + n64 * s_bb + i_hv * s_bh
     p_o = o + n64 * s_ob + i_hv * s_oh + o_v
+    if V_FIRST:
+        p_o2 = p_o[:, None]
+        mask_o2 = mask_v[:, None]
+    else:
+        p_o2 = p_o[None, :]
+        mask_o2 = mask_v[None, :]
     has_tok = eos > bos
     c_q = tl.load(p_q + bos * s_qt, mask=mask_k & has_tok, other=0.0)
     c_k = tl.load(p_k + bos * s_kt, mask=mask_k & has_tok, other=0.0)
@@ -234,19 +247,22 @@ def _recurrent_kda_fwd_kernel(
         if USE_BETA_SIGMOID:
             b_beta = sigmoid_tl(b_beta)
 
+        # o is reduced with keep_dims and stored from that 2-D shape: its layout conversion for the
+        # store is cheaper than from the 1-D slice (N = 1 3.10-3.15 vs 3.27-3.31 us, N = 8 8.06-8.15
+        # vs 8.45-8.50 us, ``logs_h200_20261130i/r3_decode_variants.log``)
         if V_FIRST:  # b_h [BV, BK]
             b_h = b_h * b_decay[None, :]
             b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
             b_h = b_h + (b_beta * b_err)[:, None] * b_k[None, :]
-            b_o = tl.sum(b_h * b_q[None, :], axis=1)
+            b_o = tl.sum(b_h * b_q[None, :], axis=1, keep_dims=True)  # [BV, 1]
         else:  # b_h [BK, BV]
             b_h = b_h * b_decay[:, None]
             b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
             b_h = b_h + b_k[:, None] * (b_beta * b_err)[None, :]
-            b_o = tl.sum(b_h * b_q[:, None], axis=0)
+            b_o = tl.sum(b_h * b_q[:, None], axis=0, keep_dims=True)  # [1, BV]
         if SKIP_PADDED:
             b_o = tl.where(live, b_o, 0.0)
-        tl.store(p_o + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_v)
+        tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
 
         c_q = n_q
         c_k = n_k
@@ -258,7 +274,10 @@ def _recurrent_kda_fwd_kernel(
     # ---- final state
     if HAS_HT:
         p_ht = ht + i1 * ST_SLOT + i_hv * ST_HEAD + offs_h
-        tl.store(p_ht, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok)
+        if STREAM_HINTS:  # written once per call: streaming store
+            tl.store(p_ht, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok, cache_modifier=".cs")
+        else:
+            tl.store(p_ht, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok)
 
     # ---- rows past cu_seqlens[N] (CUDA-graph padding tokens): zeros, written by the last sequence
     if IS_VARLEN:
@@ -270,8 +289,8 @@ def _recurrent_kda_fwd_kernel(
             t += 1
 
 
-def config_for(nh: int, state_v_first: bool) -> tuple[int, int]:
-    """``(BV, num_warps)`` from the table for ``nh = N * HV`` programs-per-tile-column."""
+def config_for(nh: int, state_v_first: bool) -> tuple[int, int, bool]:
+    """``(BV, num_warps, stream_hints)`` from the table for ``nh = N * HV`` programs-per-tile-column."""
     for bound, cfg in _CONFIGS[bool(state_v_first)]:
         if bound is None or nh <= bound:
             return cfg
@@ -319,21 +338,22 @@ def recurrent_kda_fwd(
     B = q.shape[0]
     HV = v.shape[2]
     N = B if cu_seqlens is None else cu_seqlens.shape[0] - 1
-    bv, nw = config_for(N * HV, state_v_first)
+    bv, nw, hints = config_for(N * HV, state_v_first)
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, bind,
+        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind,
     )
 
 
 def recurrent_kda_fwd_config(
     block_v, num_warps, q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
-    use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None,
+    use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, stream_hints=False,
 ) -> torch.Tensor:
-    """:func:`recurrent_kda_fwd` with an explicit ``(BV, num_warps)`` instead of the table (sweeps, tests)."""
+    """:func:`recurrent_kda_fwd` with an explicit ``(BV, num_warps, stream_hints)`` instead of the
+    table (sweeps, tests)."""
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, block_v, num_warps,
+        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, block_v, num_warps, stream_hints,
     )
 
 
@@ -406,7 +426,7 @@ def _new_output(v):
 
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, bind=None,
+    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind=None,
 ):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -454,7 +474,7 @@ def _launch(
         bool(state_v_first), varlen, has_h0, h0_indices is not None, has_ht, ht_indices is not None,
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
-        BK == K, V % bv == 0, pdl,
+        BK == K, V % bv == 0, pdl, bool(hints),
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias,
