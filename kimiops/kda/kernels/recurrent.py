@@ -33,17 +33,25 @@ and its output rows are exactly zero (``tl.where``, so garbage or NaN padding in
 without it (prefill) it starts from a zero state, computes outputs and writes nothing. With
 ``cu_seqlens``, output rows past ``cu_seqlens[N]`` (CUDA-graph padding tokens) are zero-filled.
 
-Config table (``_CONFIGS``): ``(BV, num_warps, stream_hints)`` by ``N * HV`` and state layout, chosen from the
-sweep of ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N; the winner is
-its ``best_cfg`` column), measurement cited next to the table.
+Config table (``_CONFIGS``): ``(BV, num_warps, stream_hints)`` by ``N * HV`` and state layout,
+chosen from the sweep of ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N;
+the winner is its ``best_cfg`` column) and ``benchmarks/tools/decode_config_ab.py`` (one or two
+warps, with and without the stream hints); measurements cited next to the table.
 
-Measured on the H200 and not kept (``benchmarks/results/logs_h200_20261130h/``): cache hints on the
-state tile (``evict_first`` load, ``.cs`` store: +0.8 points of copy bandwidth at N = 64, -1.4 /
--2.3 at N = 256 / 512), ``o = (decay S)^T q + u (k . q)`` reduced beside the error (slower at every
-N), the first token's row loaded before ``cu_seqlens`` arrives (N = 1 3.30 vs 3.13 us), the PDL
-trigger after the stores (N = 2 4.00 vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per
-SM (spills: N = 64 91.9% -> 65-88%). At N = 1 the call takes the same time with the
-L2 norm, sigmoid and gate switched off: it waits on launch and memory latency, not on the math.
+Where the time of a small call goes (``benchmarks/results/logs_h200_20261130i/``): a chain of
+calls that only wait for the previous grid, read the pool index, and read and write a 4 KiB tile
+takes 1.65-1.73 us per call (``pdl_chain_floor.log``), a decode call at N = 1 ~3.0. Compiling parts
+out (``decode_ablate.log``, branch ``exp/decode-ablate``): without o (its reduction, layout conversion
+and store) 2.62 vs 3.16 us; o stored from its ``keep_dims`` sum instead of the 1-D slice saves part of
+that (see the table's comment). Per-token math is not the bottleneck: without the L2 norm, sigmoid
+and gate the call takes the same time (``logs_h200_20261130h/decode_latency_parts.log``).
+
+Measured on the H200 and not kept (``benchmarks/results/logs_h200_20261130h/``, ``..._20261130i/``):
+``o = (decay S)^T q + u (k . q)`` reduced beside the error (slower at every N; again with the L2
+norms also taken off the path: N = 1 3.40 vs 3.27 us, ``r3_decode_variants.log``), the state stored
+inside the token loop before o is reduced (N = 64 92.4% vs 92.8%), the first token's row loaded
+before ``cu_seqlens`` arrives (N = 1 3.30 vs 3.13 us), the PDL trigger after the stores (N = 2 4.00
+vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per SM (spills: N = 64 91.9% -> 65-88%).
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
@@ -79,17 +87,20 @@ _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 # (BV, num_warps, stream_hints) per (upper bound of N*HV, state_v_first). First match wins.
 # BV x num_warps chosen by the sweep of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32,
 # K=V=128, fp32 V-first pool, CUDA-graph medians with programmatic dependent launch,
-# kda_decode_20261129-213241.json): N>=8 8x1 wins everywhere (N=8 8.37 us vs 9.20 for 32x4; N=512
-# 95.6% of copy bandwidth vs 94.3%). Small tiles mean many CTAs in flight, which is what a
-# bandwidth-bound stream of 64 KiB states needs. Since o is stored from its keep_dims sum, N=1 runs
-# faster on one warp (8x1 2.94 / 3.10 us vs 8x2 3.14 / 3.15 in two runs) and N=2 on two (8x2 3.70 vs
-# 8x1 4.31 us; logs_h200_20261130i/decode_variants2.log, r3_decode_variants.log).
-# stream_hints: the state tile is loaded evict_first and stored streaming (.cs), for it is read
-# once and written once per call; chosen by benchmarks/tools/decode_config_ab.py (see the log cited
-# next to the rows).
+# kda_decode_20261129-213241.json): from N=8 on 8x1 wins everywhere (N=8 8.37 us vs 9.20 for 32x4;
+# N=512 95.6% of copy bandwidth vs 94.3%). Small tiles mean many CTAs in flight, which is what a
+# bandwidth-bound stream of 64 KiB states needs. Rows checked by benchmarks/tools/decode_config_ab.py
+# after o moved to its keep_dims store (2026-11-30, logs_h200_20261130i/decode_config_ab.log): N=1 on
+# one warp (8x1 2.93 us, 8x2 3.15), N=2 on two (8x2 3.69 us, 8x1 4.34). stream_hints (state tile
+# loaded evict_first, stored .cs: it is read once and written once per call) only where they pay:
+# N=32 90.6% vs 89.5% of copy bandwidth, N=64 93.0% vs 91.7%; at N=8 and N=128 they are even
+# (7.93 vs 7.86 us, 93.8% vs 94.0%), at N=256 / 512 they cost 1.4 / 2.3 points. The K-first layout
+# is not swept and reuses the same table.
 _CONFIGS = {
-    True: ((32, (8, 1, True)), (64, (8, 2, True)), (4096, (8, 1, True)), (None, (8, 1, False))),   # V-first [V, K] (serving layout)
-    False: ((32, (8, 1, True)), (64, (8, 2, True)), (4096, (8, 1, True)), (None, (8, 1, False))),  # K-first [K, V]: not swept
+    True: ((32, (8, 1, False)), (64, (8, 2, False)), (256, (8, 1, False)), (2048, (8, 1, True)),
+           (None, (8, 1, False))),  # V-first [V, K] (serving layout)
+    False: ((32, (8, 1, False)), (64, (8, 2, False)), (256, (8, 1, False)), (2048, (8, 1, True)),
+            (None, (8, 1, False))),  # K-first [K, V]: not swept
 }
 # what the benchmark sweeps
 CONFIG_CANDIDATES = tuple(
