@@ -26,6 +26,7 @@ import bench_kda_decode as bench  # noqa: E402
 import kimiops  # noqa: E402
 from kimiops.bench.timing import host_us  # noqa: E402
 from kimiops.kda import runner  # noqa: E402
+from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 from kimiops.launch import no_launch_hooks  # noqa: E402
 from kimiops.validation import debug_enabled  # noqa: E402
 
@@ -90,6 +91,14 @@ def main() -> None:
             lambda: launcher(bound.grid, 1, 1, stream, raw.function, raw.compiled.packed_metadata, None, None, None,
                              *ptrs, *bound.tail))),
     ]
+    # the same launch of the kernel compiled without programmatic dependent launch
+    rec._PDL = False
+    c.ours()()  # the launcher, not the public call (whose bound launch would be reused)
+    torch.cuda.synchronize()
+    rec._PDL = True
+    raw_nopdl = next(r for key, r in rec._launch_cache.items() if r is not raw and key[1][-2] is False)
+    rows.append(("  RawLaunch.__call__ of the kernel without PDL", launch_us(
+        lambda: raw_nopdl(bound.grid, 1, 1, stream, *ptrs, *bound.tail[:-2], False, bound.tail[-1]))))
     rows += [
         ("torch.add_ on 16 floats (launch part)", launch_us(lambda: tiny.add_(1))),
         ("eager_signature (metadata key)", loop_us(signature)),
@@ -100,6 +109,7 @@ def main() -> None:
         ("torch.empty(o_shape, dtype, device=v.device)", loop_us(
             lambda: torch.empty(bound.o_shape, dtype=bound.o_dtype, device=c.v.device))),
         ("v.new_empty(o_shape)", loop_us(lambda: c.v.new_empty(bound.o_shape))),
+        ("torch.empty_like(v)", loop_us(lambda: torch.empty_like(c.v))),
         ("torch.empty_like(v, memory_format=torch.contiguous_format)", loop_us(
             lambda: torch.empty_like(c.v, memory_format=torch.contiguous_format))),
         ("driver get_current_device()", loop_us(drv.get_current_device)),
