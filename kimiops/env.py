@@ -1,7 +1,7 @@
 """Environment variables read on hot paths (every eager call).
 
 ``os.environ.get`` of an unset variable costs ~0.7 us on the CPU machine and ~1.3 us on the H200
-host (``benchmarks/results/logs_h200_20261130i/decode_host_gpu.log``): ``Mapping.get`` raises and
+host (``benchmarks/results/logs_h200_20261130i/decode_host_gpu_before.log``): ``Mapping.get`` raises and
 catches ``KeyError`` inside. :func:`env_var` looks the name up in the mapping's own dict instead
 (~0.04 us) and still sees every change made through ``os.environ`` (``monkeypatch.setenv``,
 ``os.environ[...] = ...``), which updates that dict.

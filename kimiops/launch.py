@@ -58,7 +58,7 @@ class RawLaunch:
     Calls Triton 3.6's C entry point (``CudaLauncher.launch``) directly when the kernel needs no
     global or profile scratch: ``CudaLauncher.__call__`` only allocates those and adds ~1.3 us of
     Python on the H200 host (5.6 vs 4.3 us per decode launch,
-    ``benchmarks/results/logs_h200_20261130i/decode_host_gpu.log``). Otherwise it goes through
+    ``benchmarks/results/logs_h200_20261130i/decode_host_gpu_before.log``). Otherwise it goes through
     ``CudaLauncher.__call__``.
     """
 
