@@ -10,7 +10,7 @@ import re
 import sys
 
 sys.path.insert(0, sys.argv[1])
-from sm90_compile import compile_sm90, ptx_digest  # noqa: E402
+from sm90_compile import compile_sm90, ptx_digest, sass_instruction_count  # noqa: E402
 
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
@@ -34,6 +34,7 @@ for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
         "st.shared": len(re.findall(r"st\.shared", ptx)),
         "ld.shared": len(re.findall(r"ld\.shared", ptx)),
     }
+    stats["SASS instructions"] = sass_instruction_count(k.asm["cubin"])
     print(f"BV={bv} num_warps={nw} stream_hints={hints}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}",
           flush=True)
     if len(sys.argv) > 2:

@@ -1,7 +1,7 @@
 """Offline compile of ``chunk_intra_kernel`` for sm_90 (no GPU needed, ``sm90_compile.py``) from the
 source tree given as the first argument, with the default stage-1 config at H = HV = 32,
 K = V = 128, bf16 inputs, without and with the softplus gate: registers, spill stores,
-``__nv_fast_logf`` calls (gate evaluations) per loop of the TTGIR, and a hash of the PTX without
+``__nv_fast_logf`` calls (gate evaluations) per loop of the TTGIR, SASS instructions, and a hash of the PTX without
 debug lines (equal hashes: the same machine code before ptxas).
 
     python benchmarks/tools/intra_compile_stats.py <tree>     # e.g. a git worktree of a revision
@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, sys.argv[1])
 import triton.language as tl  # noqa: E402
-from sm90_compile import compile_sm90, ptx_digest  # noqa: E402
+from sm90_compile import compile_sm90, ptx_digest, sass_instruction_count  # noqa: E402
 
 from kimiops.kda.kernels import chunk_intra as ci  # noqa: E402
 
@@ -32,4 +32,5 @@ for gate in (0, 1):
         if "__nv_fast_logf" in line:
             per[loops] = per.get(loops, 0) + 1
     print(f"gate={gate}: {regs}; fast_logf per loop (1 = pass 1, 2 = pass 2) {per}; "
+          f"SASS instructions {sass_instruction_count(k.asm['cubin'])}; "
           f"PTX sha1 {ptx_digest(k.asm['ptx'])}", flush=True)

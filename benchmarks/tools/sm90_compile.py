@@ -49,3 +49,13 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
     r = subprocess.run([ptxas, "-arch=sm_90a", "-v", *cap, f.name, "-o", "/dev/null"], capture_output=True, text=True)
     os.unlink(f.name)
     return kernel, " ".join(re.findall(r"Used \d+ registers|\d+ bytes spill stores", r.stderr))
+
+
+def sass_instruction_count(cubin: bytes) -> int:
+    """Instructions in a cubin's SASS (``nvdisasm`` shipped with Triton)."""
+    nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+    sass = subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True).stdout
+    os.unlink(f.name)
+    return sum(1 for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", line))
