@@ -102,7 +102,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.gate import exp_tl, kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
+from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
 from kimiops.kda.kernels.f16_split import f16_hi_lo
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
@@ -216,7 +216,7 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
     a = (ri // GRP) * GRP + ELL
     span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
     e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
-    f3 = exp_tl(tl.minimum(tl.dot(e_mat, g_hi, tl.dot(e_mat, g_lo)), 0.0))
+    f3 = tl.exp(tl.minimum(tl.dot(e_mat, g_hi, tl.dot(e_mat, g_lo)), 0.0))
     loc = tl.arange(0, BC)[None, :, None]
     lower = (loc % GRP) >= ELL
     kf = k3 * f3
@@ -260,10 +260,10 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     if (ABL & 1) == 0:
         g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
         lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
-        e_left = exp_tl(g_first[:, None, :] + lx)
+        e_left = tl.exp(g_first[:, None, :] + lx)
         left_k = tl.reshape(k3 * e_left, (C, BK)).to(DOT_DT)
         left_q = tl.reshape(q3 * e_left, (C, BK)).to(DOT_DT)
-        right = tl.reshape(k3 * exp_tl(lx_last[:, None, :] - lx), (C, BK)).to(DOT_DT)
+        right = tl.reshape(k3 * tl.exp(lx_last[:, None, :] - lx), (C, BK)).to(DOT_DT)
         right_t = tl.trans(right)                                 # [BK, C]
         acc_kk = tl.dot(left_k, right_t, acc_kk)
         acc_qk = tl.dot(left_q, right_t, acc_qk)
@@ -335,7 +335,7 @@ def chunk_intra_kernel(
         b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
     b_A = 1.0
     if HAS_A:
-        b_A = exp_tl(tl.load(A_log + hv).to(tl.float32))
+        b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
 
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
@@ -412,8 +412,8 @@ def chunk_intra_kernel(
         g_hi, g_lo = _split_g(b_g)
         g_cum = tl.minimum(tl.dot(tri_incl, g_hi, tl.dot(tri_incl, g_lo)), 0.0)
         g_rest = tl.minimum(tl.dot(tri_after, g_hi, tl.dot(tri_after, g_lo)), 0.0)
-        e_g = exp_tl(g_cum)
-        e_kg = exp_tl(g_rest)
+        e_g = tl.exp(g_cum)
+        e_kg = tl.exp(g_rest)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
         x = b_k * e_g * b_beta[:, None]
         b_w = tl.dot(t_inv, x, input_precision=INV_PREC)

@@ -74,7 +74,7 @@ import triton
 import triton.language as tl
 
 from kimiops.arch import supports_pdl
-from kimiops.kda.gate import exp_tl, kda_gate_tl, l2norm_tl, sigmoid_tl
+from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
 import kimiops.launch as fast_launch
 from kimiops.launch import RawLaunch, compiled_kernel, no_launch_hooks
 
@@ -204,7 +204,7 @@ def _recurrent_kda_fwd_kernel(
     # ---- per-head constants of the gate
     if USE_GATE:
         if HAS_A:
-            b_A = exp_tl(tl.load(A_log + i_hv).to(tl.float32))
+            b_A = tl.exp(tl.load(A_log + i_hv).to(tl.float32))
         else:
             b_A = 1.0
         if HAS_DT_BIAS:
@@ -254,7 +254,7 @@ def _recurrent_kda_fwd_kernel(
             if HAS_DT_BIAS:
                 b_g = b_g + b_dt
             b_g = kda_gate_tl(b_g, b_A, lower_bound, HAS_A, USE_LOWER_BOUND)
-        b_decay = exp_tl(b_g)  # g <= 0
+        b_decay = tl.exp(b_g)  # g <= 0
         if USE_BETA_SIGMOID:
             b_beta = sigmoid_tl(b_beta)
 
