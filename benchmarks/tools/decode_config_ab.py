@@ -14,7 +14,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_kda_decode as bench  # noqa: E402
 
-from kimiops.bench.timing import copy_bandwidth, graph_us  # noqa: E402
+from kimiops.bench.timing import best_graph_us, copy_bandwidth  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
 CONFIGS = [(8, 1, False), (8, 1, True), (8, 2, False), (8, 2, True)]
@@ -32,13 +32,10 @@ def main() -> None:
     for N in args.ns:
         case = bench.Case(N, pool, gen)
         kw = case.launch_kwargs()
-        best = {}
-        for _ in range(args.rounds):
-            for bv, nw, hints in CONFIGS:
-                fn = (lambda bv=bv, nw=nw, hints=hints: rec.recurrent_kda_fwd_config(
-                    bv, nw, case.q, case.k, case.v, case.g, case.beta, stream_hints=hints, **kw))
-                us = graph_us([fn] * bench.GRAPH_CALLS)
-                best[(bv, nw, hints)] = min(best.get((bv, nw, hints), us), us)
+        fns = {(bv, nw, hints): (lambda bv=bv, nw=nw, hints=hints: rec.recurrent_kda_fwd_config(
+            bv, nw, case.q, case.k, case.v, case.g, case.beta, stream_hints=hints, **kw))
+            for bv, nw, hints in CONFIGS}
+        best = best_graph_us(fns, bench.GRAPH_CALLS, args.rounds)
         table = rec.config_for(N * bench.HV, True)
         cells = [f"{bv}x{nw}{'h' if h else ''}{'*' if (bv, nw, h) == table else ''} {us:.2f} us "
                  f"({100 * case.nbytes() / (us * 1e-6) / bw:.1f}%)" for (bv, nw, h), us in best.items()]

@@ -13,7 +13,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_kda_decode as bench  # noqa: E402
 
-from kimiops.bench.timing import graph_us  # noqa: E402
+from kimiops.bench.timing import best_graph_us  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
 # name -> overrides of the bench case's keyword arguments
@@ -39,13 +39,9 @@ def main() -> None:
     for N in args.ns:
         case = bench.Case(N, pool, gen)
         base = case.launch_kwargs()
-        best = {}
-        for _ in range(args.rounds):
-            for name, over in VARIANTS.items():
-                kw = dict(base, **over)
-                fn = (lambda kw=kw: rec.recurrent_kda_fwd(case.q, case.k, case.v, case.g, case.beta, **kw))
-                us = graph_us([fn] * bench.GRAPH_CALLS)
-                best[name] = min(best.get(name, us), us)
+        fns = {name: (lambda kw=dict(base, **over): rec.recurrent_kda_fwd(
+            case.q, case.k, case.v, case.g, case.beta, **kw)) for name, over in VARIANTS.items()}
+        best = best_graph_us(fns, bench.GRAPH_CALLS, args.rounds)
         print(f"N={N}: " + "; ".join(f"{n} {us:.2f} us" for n, us in best.items()), flush=True)
 
 

@@ -61,6 +61,17 @@ def graph_us(fns, reps: int = 30) -> float:
     return statistics.median(times)
 
 
+def best_graph_us(fns: dict, calls: int, rounds: int) -> dict:
+    """Per name of ``fns`` (name -> callable), the lowest over ``rounds`` of :func:`graph_us` of
+    ``calls`` chained calls; the rounds interleave the names, so drift hits all of them alike."""
+    best: dict = {}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            us = graph_us([fn] * calls)
+            best[name] = min(best.get(name, us), us)
+    return best
+
+
 def host_us(fn, iters: int = 200) -> tuple[float, float]:
     """Median host times of one call: (until the GPU finished, until the call returned)."""
     fn()
