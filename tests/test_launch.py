@@ -38,3 +38,42 @@ def test_key_separates_what_triton_specializes():
     assert key(aligned, 32, B=32) != base                # constexpr values
     assert key(aligned, 32, num_warps=4) != key(aligned, 32, num_warps=8)  # launch options
     assert key(aligned, 32, launch_pdl=True) != base
+
+
+class _FakeLauncher:
+    """Stands in for triton 3.6's ``CudaLauncher``: records what reaches its C entry point
+    (``launch``) and its Python ``__call__``."""
+
+    def __init__(self, scratch: int):
+        self.global_scratch_size, self.profile_scratch_size = scratch, 0
+        self.launch_cooperative_grid, self.launch_pdl = False, True
+        self.c_calls, self.py_calls = [], []
+        self.launch = lambda *a: self.c_calls.append(a)
+
+    def __call__(self, *a):
+        self.py_calls.append(a)
+
+
+class _FakeCompiled:
+    def __init__(self, scratch: int):
+        self.run, self.function, self.packed_metadata = _FakeLauncher(scratch), 1234, (4, 1, 0)
+
+
+def test_raw_launch_calls_the_c_entry_with_the_launcher_layout():
+    """Without scratch, ``RawLaunch`` hands the C entry point the arguments ``CudaLauncher.__call__``
+    would: grid, stream, function, cooperative / PDL flags, no scratch, metadata, no hooks, args."""
+    from kimiops.launch import RawLaunch
+
+    ck = _FakeCompiled(scratch=0)
+    RawLaunch(ck)(7, 1, 1, 99, 111, 222, 3.5)
+    assert ck.run.c_calls == [(7, 1, 1, 99, 1234, False, True, None, None, (4, 1, 0), None, None, None, 111, 222, 3.5)]
+    assert ck.run.py_calls == []
+
+
+def test_raw_launch_goes_through_the_launcher_when_the_kernel_needs_scratch():
+    from kimiops.launch import RawLaunch
+
+    ck = _FakeCompiled(scratch=256)
+    RawLaunch(ck)(7, 1, 1, 99, 111)
+    assert ck.run.c_calls == []
+    assert ck.run.py_calls == [(7, 1, 1, 99, 1234, (4, 1, 0), None, None, None, 111)]

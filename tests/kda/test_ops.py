@@ -293,6 +293,13 @@ def test_eager_signature_follows_metadata_not_values():
     assert _sig(cu_seqlens=None) != base
 
 
+def test_eager_signature_of_wrong_types_is_generic():
+    """Arguments of the wrong type still get a key (the full path then raises the clear error)."""
+    key = _sig(A_log=[0.0, 1.0])
+    assert key[0] == "generic" and key != _sig()
+    assert _sig(k=None)[0] == "generic"
+
+
 def test_eager_signature_follows_backend_environment(monkeypatch):
     base = _sig()
     monkeypatch.setenv("KIMIOPS_BACKEND", "torch")
