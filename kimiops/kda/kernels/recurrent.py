@@ -51,7 +51,10 @@ Measured on the H200 and not kept (``benchmarks/results/logs_h200_20261130h/``, 
 norms also taken off the path: N = 1 3.40 vs 3.27 us, ``r3_decode_variants.log``), the state stored
 inside the token loop before o is reduced (N = 64 92.4% vs 92.8%), the first token's row loaded
 before ``cu_seqlens`` arrives (N = 1 3.30 vs 3.13 us), the PDL trigger after the stores (N = 2 4.00
-vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per SM (spills: N = 64 91.9% -> 65-88%).
+vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per SM (spills: N = 64 91.9% -> 65-88%),
+and a Gluon version with an explicit tile layout whose K reductions take 3 shuffles instead of 5
+(branch ``exp/gluon-decode``; correct, but N = 1 4.04 vs 3.05 us and N = 64 80.7 vs 93.9%,
+``r9_gluon_decode_check.log``).
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
