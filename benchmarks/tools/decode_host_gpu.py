@@ -62,7 +62,8 @@ def main() -> None:
     bound = hit.launch
     drv = triton.runtime.driver.active
     dev = drv.get_current_device()
-    o = torch.empty(bound.o_shape, dtype=bound.o_dtype, device="cuda")
+    o_shape, o_dtype = tuple(c.v.shape), c.v.dtype  # o is [B, T, HV, V] in v's dtype
+    o = torch.empty(o_shape, dtype=o_dtype, device="cuda")
     ptrs = (c.q.data_ptr(), c.k.data_ptr(), c.v.data_ptr(), c.g.data_ptr(), c.beta.data_ptr(), o.data_ptr(),
             pool.data_ptr(), pool.data_ptr(), c.idx.data_ptr(), c.idx.data_ptr(), c.cu.data_ptr(),
             c.A_log.data_ptr(), c.dt_bias.data_ptr())
@@ -107,8 +108,8 @@ def main() -> None:
         ("torch.compiler.is_compiling()", loop_us(torch.compiler.is_compiling)),
         ("q.device.type == 'cuda'", loop_us(lambda: c.q.device.type == "cuda")),
         ("torch.empty(o_shape, dtype, device=v.device)", loop_us(
-            lambda: torch.empty(bound.o_shape, dtype=bound.o_dtype, device=c.v.device))),
-        ("v.new_empty(o_shape)", loop_us(lambda: c.v.new_empty(bound.o_shape))),
+            lambda: torch.empty(o_shape, dtype=o_dtype, device=c.v.device))),
+        ("v.new_empty(o_shape)", loop_us(lambda: c.v.new_empty(o_shape))),
         ("torch.empty_like(v)", loop_us(lambda: torch.empty_like(c.v))),
         ("torch.empty_like(v, memory_format=torch.contiguous_format)", loop_us(
             lambda: torch.empty_like(c.v, memory_format=torch.contiguous_format))),

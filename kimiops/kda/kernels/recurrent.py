@@ -382,8 +382,6 @@ def _state_strides(name, s, state_v_first, K, V):
     return st[0], st[1]
 
 
-
-
 class BoundLaunch:
     """One launch of the compiled decode kernel with everything but the tensors fixed: shapes,
     strides, dtypes, flags, scalars and the device were those of the call that built it, and the
@@ -392,21 +390,16 @@ class BoundLaunch:
     the current device changed, a launch hook (profiler) is registered or the fast launch path was
     switched off (``kimiops.launch.FAST_LAUNCH``)."""
 
-    __slots__ = ("raw", "grid", "tail", "o_shape", "o_like_v", "o_dtype", "device", "gate", "has_h0", "has_ht")
+    __slots__ = ("raw", "grid", "tail", "device", "gate", "has_h0", "has_ht")
 
-    def __init__(self, raw, grid, tail, o, v, device, gate, has_h0, has_ht):
+    def __init__(self, raw, grid, tail, device, gate, has_h0, has_ht):
         self.raw, self.grid, self.tail, self.device = raw, grid, tail, device
-        self.o_shape, self.o_dtype = tuple(o.shape), o.dtype
-        self.o_like_v = _output_like_v(o, v)  # then o is allocated as _launch allocates it
         self.gate, self.has_h0, self.has_ht = gate, has_h0, has_ht
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
             return None
-        if self.o_like_v:
-            o = _new_output(v)
-        else:
-            o = torch.empty(self.o_shape, dtype=self.o_dtype, device=v.device)
+        o = _new_output(v)  # as _launch allocates it: same strides as the bound launch's
         if not self.gate:
             A_log = dt_bias = None
         # Raw addresses, not tensors: for a tensor argument Triton's launcher asks the driver to
@@ -423,14 +416,9 @@ class BoundLaunch:
         return o
 
 
-def _output_like_v(o, v) -> bool:
-    """Whether ``o`` is what ``_new_output(v)`` allocates (contiguous, v's shape and dtype)."""
-    return o.shape == v.shape and o.dtype == v.dtype and o.is_contiguous()
-
-
 def _new_output(v):
-    """A contiguous tensor of v's shape and dtype. ``torch.empty_like`` costs ~1/4 of
-    ``torch.empty(shape, dtype=, device=)`` on the H200 host (1.74 vs 7.54 us,
+    """``o``: a contiguous tensor of v's shape ``[B, T, HV, V]`` and dtype. ``torch.empty_like``
+    costs ~1/4 of ``torch.empty(shape, dtype=, device=)`` on the H200 host (1.74 vs 7.54 us,
     ``benchmarks/results/logs_h200_20261130i/decode_host_gpu_before.log``); without a
     memory-format argument it is cheaper still, and for contiguous v it is contiguous."""
     if v.is_contiguous():
@@ -446,12 +434,7 @@ def _launch(
     HV, V = v.shape[2], v.shape[3]
     varlen = cu_seqlens is not None
     N = cu_seqlens.shape[0] - 1 if varlen else B
-    if out is not None:
-        o = out
-    elif v.shape == (B, T, HV, V):  # always, once validated
-        o = _new_output(v)
-    else:
-        o = torch.empty((B, T, HV, V), dtype=v.dtype, device=v.device)
+    o = out if out is not None else _new_output(v)
     if N == 0 or HV == 0:
         if o.numel():
             o.zero_()
@@ -523,7 +506,7 @@ def _launch(
             if ck is not None and getattr(ck, "packed_metadata", None) is not None and ck.function is not None:
                 hit = _launch_cache[key] = RawLaunch(ck)
         if bind is not None and hit is not None and out is None:
-            bind.append(BoundLaunch(hit, grid0, args[13:], o, v, dev, use_gate, has_h0, has_ht))
+            bind.append(BoundLaunch(hit, grid0, args[13:], dev, use_gate, has_h0, has_ht))
         return o
 
     _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
