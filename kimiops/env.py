@@ -1,10 +1,12 @@
 """Environment variables read on hot paths (every eager call).
 
-``os.environ.get`` of an unset variable costs ~0.7 us on the CPU machine and ~1.3 us on the H200
-host (``benchmarks/results/logs_h200_20261130i/decode_host_gpu_before.log``): ``Mapping.get`` raises and
-catches ``KeyError`` inside. :func:`env_var` looks the name up in the mapping's own dict instead
-(~0.04 us) and still sees every change made through ``os.environ`` (``monkeypatch.setenv``,
-``os.environ[...] = ...``), which updates that dict.
+``os.environ.get`` of an unset variable costs 0.72 us on the CPU machine and 1.29 us on the H200
+host (``benchmarks/results/decode_host_cpu_20261130h.log``,
+``logs_h200_20261130i/decode_host_gpu_before.log``): ``Mapping.get`` raises and catches
+``KeyError`` inside. :func:`env_var` looks the name up in the mapping's own dict instead (0.09 us
+on the CPU machine, ``decode_host_cpu_20261130i.log``; 0.12-0.26 us on the H200 host) and still
+sees every change made through ``os.environ`` (``monkeypatch.setenv``, ``os.environ[...] = ...``),
+which updates that dict.
 """
 
 from __future__ import annotations
