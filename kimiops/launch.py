@@ -60,9 +60,12 @@ class RawLaunch:
     Python on the H200 host (5.6 vs 4.3 us per decode launch,
     ``benchmarks/results/logs_h200_20261130i/decode_host_gpu_before.log``). Otherwise it goes through
     ``CudaLauncher.__call__``.
+
+    ``entry`` and ``head`` are public so a caller on a hot path (``recurrent.BoundLaunch``) can make
+    the call itself, ``entry(gx, gy, gz, stream, *head, *args)``, without this frame.
     """
 
-    __slots__ = ("compiled", "function", "_call", "_head")
+    __slots__ = ("compiled", "function", "entry", "head")
 
     def __init__(self, ck):
         launcher = ck.run  # property: loads the binary (already done by the JIT launch that built ck)
@@ -71,15 +74,15 @@ class RawLaunch:
         c_launch = getattr(launcher, "launch", None)
         if c_launch is not None and not getattr(launcher, "global_scratch_size", 1) \
                 and not getattr(launcher, "profile_scratch_size", 1):
-            self._call = c_launch
-            self._head = (launcher.launch_cooperative_grid, launcher.launch_pdl, None, None,
-                          ck.packed_metadata, None, None, None)
+            self.entry = c_launch
+            self.head = (ck.function, launcher.launch_cooperative_grid, launcher.launch_pdl, None, None,
+                         ck.packed_metadata, None, None, None)
         else:
-            self._call = launcher
-            self._head = (ck.packed_metadata, None, None, None)
+            self.entry = launcher
+            self.head = (ck.function, ck.packed_metadata, None, None, None)
 
     def __call__(self, gx: int, gy: int, gz: int, stream: int, *args) -> None:
-        self._call(gx, gy, gz, stream, self.function, *self._head, *args)
+        self.entry(gx, gy, gz, stream, *self.head, *args)
 
 
 def specialization_key(kernel, device: int, values: list, options: dict) -> tuple:

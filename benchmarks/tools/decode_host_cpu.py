@@ -1,5 +1,6 @@
-"""Host-side pieces of an eager decode call, timed on the CPU (no GPU needed): the metadata key of
-``kimiops.kda.runner.eager_signature``, the ``KIMIOPS_DEBUG`` read, the key's dict lookup, and
+"""Host-side pieces of an eager decode call, timed on the CPU (no GPU needed): the scalar key of
+``kimiops.kda.runner.eager_scalars`` and its dict lookup, the tensor guard's check (against the
+flat Python key it replaced), the ``KIMIOPS_DEBUG`` read, and
 Triton 3.6's ``CudaLauncher.__call__`` (Python) against calling its C ``launch`` directly (both with
 a stand-in ``launch``), for the decode case of ``benchmarks/bench_kda_decode.py`` at N = 1.
 
@@ -11,7 +12,7 @@ import types
 import torch
 from triton.backends.nvidia.driver import CudaLauncher
 
-from kimiops.kda.runner import DECODE, eager_signature
+from kimiops.kda.runner import DECODE, eager_scalars, eager_tensors, tensor_guard
 from kimiops.validation import debug_enabled
 
 
@@ -31,14 +32,26 @@ def main() -> None:
     cu = torch.arange(N + 1, dtype=torch.int32)
     A, dt = torch.zeros(HV), torch.zeros(HV * K)
 
-    def signature():
-        return eager_signature(DECODE, q, k, v, g, beta, None, pool, True, True, True, True, A, dt, None, True, cu,
-                               idx, None, False)
+    def signature():  # the flat Python key of the thirteenth session, for comparison
+        return ("fused_recurrent_kda", None, None, None, None, True, True, True, True, True, False,
+                *(x for t in (q, k, v, g, beta) for x in (t.shape, t.stride(), t.dtype, t.get_device())),
+                *((t.shape, t.stride(), t.dtype, t.get_device()) for t in (idx, cu, A, dt)),
+                (pool.shape, pool.stride(), pool.dtype, pool.get_device(), pool.data_ptr() % 16 == 0))
 
-    key = signature()
+    def scalars():
+        return eager_scalars(DECODE, None, pool, True, True, True, True, A, dt, None, True, cu, idx, None, False)
+
+    def tensors():
+        return eager_tensors(q, k, v, g, beta, pool, idx, cu, A, dt)
+
+    key, ts = scalars(), tensors()
     cache = {key: None}
-    print(f"eager_signature (metadata key): {us(signature):.2f} us")
+    guard = tensor_guard(ts)
+    print(f"previous flat key (per-tensor shape, stride(), dtype, get_device()): {us(signature):.2f} us")
+    print(f"eager_scalars (scalar key): {us(scalars):.2f} us")
     print(f"dict lookup of that key: {us(lambda: cache.get(key)):.2f} us")
+    print(f"eager_tensors (guard arguments): {us(tensors):.2f} us")
+    print(f"TensorGuards.check of the 10 tensors: {us(lambda: guard.check(*ts)):.2f} us")
     print(f"debug_enabled() (KIMIOPS_DEBUG read): {us(debug_enabled):.2f} us")
     fake = types.SimpleNamespace(num_ctas=1, launch=lambda *a: None, global_scratch_size=0, global_scratch_align=1,
                                  profile_scratch_size=0, profile_scratch_align=1, launch_cooperative_grid=False,

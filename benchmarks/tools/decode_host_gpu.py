@@ -3,7 +3,7 @@
 The public call (``kimiops.fused_recurrent_kda`` in pool mode, the case of
 ``benchmarks/bench_kda_decode.py``) next to each piece of its repeated-signature path
 (``kimiops.kda.runner.eager_decode`` -> ``_EagerDecode`` -> ``BoundLaunch`` -> ``RawLaunch``): the
-metadata key, its lookup, the output allocation, the current device and stream, the launch-hook
+scalar key, its lookup, the tensor guard's check, the output allocation, the current device and stream, the launch-hook
 check, the raw addresses, the launch itself (Triton's C entry point) against Triton's Python
 launcher, and a lone ``torch.add_`` as the host's floor for any launch.
 
@@ -58,7 +58,7 @@ def main() -> None:
 
     api()
     torch.cuda.synchronize()
-    hit = next(reversed(runner._eager.values()))
+    hit = next(reversed(runner._eager.values()))[0]
     bound = hit.launch
     drv = triton.runtime.driver.active
     dev = drv.get_current_device()
@@ -71,11 +71,14 @@ def main() -> None:
     raw = bound.raw
     launcher = raw.compiled.run
 
-    def signature():
-        return runner.eager_signature(runner.DECODE, c.q, c.k, c.v, c.g, c.beta, None, pool, False, True, True, True,
-                                      c.A_log, c.dt_bias, None, True, c.cu, c.idx, None, False)
+    def scalars():
+        return runner.eager_scalars(runner.DECODE, None, pool, False, True, True, True, c.A_log, c.dt_bias, None, True,
+                                    c.cu, c.idx, None, False)
 
-    key = signature()
+    def tensors():
+        return runner.eager_tensors(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, c.cu, c.A_log, c.dt_bias)
+
+    key, ts = scalars(), tensors()
     tiny = torch.zeros(16, device="cuda")
     rows = [
         ("public call fused_recurrent_kda (launch part)", launch_us(api)),
@@ -102,8 +105,10 @@ def main() -> None:
         lambda: raw_nopdl(bound.grid, 1, 1, stream, *ptrs, *bound.tail[:-2], False, bound.tail[-1]))))
     rows += [
         ("torch.add_ on 16 floats (launch part)", launch_us(lambda: tiny.add_(1))),
-        ("eager_signature (metadata key)", loop_us(signature)),
-        ("dict lookup of the key", loop_us(lambda: runner._eager.get(key))),
+        ("eager_scalars (scalar key)", loop_us(scalars)),
+        ("dict lookup of the scalar key", loop_us(lambda: runner._eager.get(key))),
+        ("eager_tensors (guard arguments)", loop_us(tensors)),
+        ("TensorGuards.check of the 10 tensors", loop_us(lambda: hit.guard.check(*ts))),
         ("debug_enabled()", loop_us(debug_enabled)),
         ("torch.compiler.is_compiling()", loop_us(torch.compiler.is_compiling)),
         ("q.device.type == 'cuda'", loop_us(lambda: c.q.device.type == "cuda")),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from kimiops.env import env_var
-from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args, meta_key
+from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch
 from kimiops.streams import on_device
@@ -125,22 +125,42 @@ def register_kda_op(kind: KDAKind):
 # Eager decode calls that repeat one signature (the serving loop, transformers' generate) skip the
 # Python layers: the first call runs the full path (validation, backend choice, launcher) and
 # leaves a ``BoundLaunch``; later calls with the same metadata only allocate and launch
-# (``kimiops.kda.decode.fused_recurrent_kda`` looks the key up before anything else). The key
-# holds everything the full path's outcome depends on besides tensor values: each tensor's shape,
-# strides, dtype and device, the state pool's 16-byte alignment (a kernel specialization), the
-# scalars and flags, and the requested / environment backend. Off in debug mode (value checks must
-# run) and under torch.compile (the custom op is traced instead).
-_EAGER_CACHE_SIZE = 64
+# (``kimiops.kda.decode.fused_recurrent_kda`` looks the call up before anything else). What the
+# full path's outcome depends on besides tensor values is matched in two parts:
+# * ``eager_scalars``: a flat tuple of the scalars and flags, the requested / environment backend,
+#   which optional tensors are absent, and the state's 16-byte alignment (a kernel
+#   specialization); the dict key of ``_eager``;
+# * every tensor's shape, strides, dtype, device and dispatch keys, checked in C++ by torch's own
+#   tensor guard (``torch._C._dynamo.guards.TensorGuards``, what ``torch.compile``'s guards use;
+#   it also compares the thread's grad / dispatch mode with the one it was built under, so a call
+#   under another mode misses and gets an entry of its own). On the CPU machine the check of the ten
+#   tensors takes 1.1 us where the per-tensor Python reads of the previous flat key took 4.1
+#   (``benchmarks/results/decode_host_cpu_20261130j.log``).
+# Where that guard class is missing or cannot be built (another torch), nothing is remembered and
+# every call takes the full path. Off in debug mode (value checks must run) and under
+# torch.compile (the custom op is traced instead).
+_EAGER_CACHE_SIZE = 64      # scalar keys
+_EAGER_PER_KEY = 8          # tensor signatures per scalar key (most recent first)
 _eager: OrderedDict = OrderedDict()
+# stand-ins for absent optional tensors in a guard (absence is in the scalar key); one per position,
+# since the guard never matches a call that passes one tensor object twice
+_ABSENT = tuple(torch.empty(0) for _ in range(5))
+
+try:
+    from torch._C._dynamo.guards import TensorGuards as _TensorGuards
+except ImportError:  # pragma: no cover - torch without dynamo's C++ guards: no shortcut
+    _TensorGuards = None
 
 
 class _EagerDecode:
-    """A decode call with fixed metadata: the bound launch plus what ``run_kda`` returns around it."""
+    """A decode call with fixed metadata: its tensor guard, the bound launch and what ``run_kda``
+    returns around it."""
 
-    __slots__ = ("launch", "pool", "ht_shape", "output_final_state")
+    __slots__ = ("guard", "launch", "pool", "ht_shape", "output_final_state")
 
-    def __init__(self, launch, pool, ht_shape, output_final_state):
-        self.launch, self.pool, self.ht_shape, self.output_final_state = launch, pool, ht_shape, output_final_state
+    def __init__(self, guard, launch, pool, ht_shape, output_final_state):
+        self.guard, self.launch, self.pool = guard, launch, pool
+        self.ht_shape, self.output_final_state = ht_shape, output_final_state
 
     def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias):
         if self.pool:
@@ -151,37 +171,39 @@ class _EagerDecode:
         return None if o is None else (o, ht)
 
 
-def eager_signature(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
-                    use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-                    allow_padded_tokens) -> tuple:
-    """Everything a decode call's validation and launch depend on besides tensor values.
+def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, A_log,
+                  dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend, allow_padded_tokens) -> tuple:
+    """The scalar part of a decode call's signature (see ``_eager``); raises ``AttributeError`` for
+    a non-tensor ``initial_state`` (the full path then raises its clear error)."""
+    return (
+        kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
+        use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens,
+        None if initial_state is None else initial_state.data_ptr() % 16 == 0,
+        indices is None, cu_seqlens is None, A_log is None, dt_bias is None,
+    )
 
-    Written out flat: it runs on every eager decode call, and the flat tuple takes 4.0 us on the
-    CPU machine where the per-tensor ``(shape, stride, dtype, device)`` tuples took 6.0
-    (``benchmarks/results/decode_host_cpu_20261130i.log`` against ``..._20261130h.log``; on the
-    H200 host 5.1-8.0 us against 6.3 before, the host's speed varying from run to run,
-    ``logs_h200_20261130i/``). Arguments of the wrong type get the generic key of ``meta_key``
-    (the full path then raises).
-    """
+
+def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias) -> tuple:
+    """The tensors of a decode call in guard order, ``_ABSENT`` for absent optional ones."""
+    absent = _ABSENT
+    return (q, k, v, g, beta,
+            absent[0] if initial_state is None else initial_state, absent[1] if indices is None else indices,
+            absent[2] if cu_seqlens is None else cu_seqlens, absent[3] if A_log is None else A_log,
+            absent[4] if dt_bias is None else dt_bias)
+
+
+def tensor_guard(tensors):
+    """torch's C++ guard on the metadata of ``tensors`` (static shapes and strides), or ``None``
+    where this torch lacks it or the guard would never match them (it rejects a call that passes
+    one tensor object twice, e.g. ``k is q``: such calls always take the full path)."""
+    if _TensorGuards is None:
+        return None
     try:
-        return (
-            kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
-            use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens,
-            q.shape, q.stride(), q.dtype, q.get_device(), k.shape, k.stride(), k.dtype, k.get_device(),
-            v.shape, v.stride(), v.dtype, v.get_device(), g.shape, g.stride(), g.dtype, g.get_device(),
-            beta.shape, beta.stride(), beta.dtype, beta.get_device(),
-            None if initial_state is None else (initial_state.shape, initial_state.stride(), initial_state.dtype,
-                                                initial_state.get_device(), initial_state.data_ptr() % 16 == 0),
-            None if indices is None else (indices.shape, indices.stride(), indices.dtype, indices.get_device()),
-            None if cu_seqlens is None else (cu_seqlens.shape, cu_seqlens.stride(), cu_seqlens.dtype,
-                                             cu_seqlens.get_device()),
-            None if A_log is None else (A_log.shape, A_log.stride(), A_log.dtype, A_log.get_device()),
-            None if dt_bias is None else (dt_bias.shape, dt_bias.stride(), dt_bias.dtype, dt_bias.get_device()),
-        )
-    except (AttributeError, TypeError):
-        return ("generic", kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state,
-                use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens,
-                meta_key(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias))
+        guard = _TensorGuards(*tensors, dynamic_dims_sizes=[list(t.shape) for t in tensors],
+                              dynamic_dims_strides=[list(t.stride()) for t in tensors])
+    except (TypeError, RuntimeError):  # pragma: no cover - another signature of the private class
+        return None
+    return guard if guard.check(*tensors) else None
 
 
 def eager_decode(q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
@@ -190,26 +212,41 @@ def eager_decode(q, k, v, g, beta, scale, initial_state, output_final_state, use
     """The eager decode shortcut: ``(result, None)`` when the call repeats a signature in
     ``_eager`` (launched here), else ``(None, key)`` with the key for ``call_kda``'s
     ``eager_key`` (``None`` where the shortcut does not apply: CPU tensors, debug mode,
-    ``torch.compile`` tracing)."""
+    ``torch.compile`` tracing, arguments of the wrong type)."""
     if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
         return None, None
-    key = eager_signature(DECODE, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
-                          use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-                          allow_padded_tokens)
-    hit = _eager.get(key)
-    if hit is not None:
-        res = hit(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
-        if res is not None:
-            return res, None
-    return None, key
+    try:
+        scalars = eager_scalars(DECODE, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+                                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices,
+                                backend, allow_padded_tokens)
+        entries = _eager.get(scalars)
+    except (AttributeError, TypeError):  # a non-tensor state, an unhashable scalar: the full path raises
+        return None, None
+    tensors = eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+    if entries:
+        for entry in entries:
+            if entry.guard.check(*tensors):
+                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+                # None: the bound launch declined (device switched, launch hook): the full path runs
+                # and leaves the entry as it is
+                return (res, None) if res is not None else (None, None)
+    return None, (scalars, tensors)
 
 
 def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None:
-    """Keep the bound launch of a full-path decode call under its ``eager_signature`` key."""
+    """Keep the bound launch of a full-path decode call under its key from :func:`eager_decode`."""
+    scalars, tensors = key
+    guard = tensor_guard(tensors)
+    if guard is None:
+        return
     ht_shape = None if pool or ht is None else tuple(ht.shape)
-    _eager[key] = _EagerDecode(bound, pool, ht_shape, bool(output_final_state))
-    if len(_eager) > _EAGER_CACHE_SIZE:
-        _eager.popitem(last=False)
+    entries = _eager.get(scalars)
+    if entries is None:
+        entries = _eager[scalars] = []
+        if len(_eager) > _EAGER_CACHE_SIZE:
+            _eager.popitem(last=False)
+    entries.insert(0, _EagerDecode(guard, bound, pool, ht_shape, bool(output_final_state)))
+    del entries[_EAGER_PER_KEY:]
 
 
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
@@ -218,8 +255,8 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
-    ``eager_key``: the call's ``eager_signature`` when the caller looked it up in ``_eager`` and
-    missed (eager decode on a GPU, not in debug mode); the full path then leaves a bound launch
+    ``eager_key``: the key :func:`eager_decode` returned when the caller looked the call up in
+    ``_eager`` and missed (eager decode on a GPU, not in debug mode); the full path then leaves a bound launch
     under it."""
     compiling = torch.compiler.is_compiling()
     pool = initial_state if indices is not None else None

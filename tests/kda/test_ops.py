@@ -263,9 +263,7 @@ def test_gpu_value_checks_only_in_debug_mode(op_name, monkeypatch):
 
 
 # --------------------------------------------------------------------------- eager decode shortcut
-def _sig(**over):
-    from kimiops.kda.runner import DECODE, eager_signature
-
+def _call_args(**over):
     gen = torch.Generator().manual_seed(0)
     a = dict(q=torch.randn(1, 2, 2, 16, generator=gen), k=torch.randn(1, 2, 2, 16, generator=gen),
              v=torch.randn(1, 2, 2, 16, generator=gen), g=torch.randn(1, 2, 2, 16, generator=gen),
@@ -274,36 +272,85 @@ def _sig(**over):
              dt_bias=None, lower_bound=None, state_v_first=True, cu_seqlens=torch.tensor([0, 1, 2], dtype=torch.int32),
              indices=torch.tensor([0, 3], dtype=torch.int32), backend=None, allow_padded_tokens=False)
     a.update(over)
-    return eager_signature(DECODE, **a)
+    return a
+
+
+def _sig(a):
+    """(scalar key, guard arguments) of a decode call, as ``runner.eager_decode`` forms them."""
+    from kimiops.kda.runner import DECODE, eager_scalars, eager_tensors
+
+    scalars = eager_scalars(DECODE, a["scale"], a["initial_state"], a["output_final_state"], a["use_qk_l2norm"],
+                            a["use_gate"], a["use_beta_sigmoid"], a["A_log"], a["dt_bias"], a["lower_bound"],
+                            a["state_v_first"], a["cu_seqlens"], a["indices"], a["backend"], a["allow_padded_tokens"])
+    return scalars, eager_tensors(a["q"], a["k"], a["v"], a["g"], a["beta"], a["initial_state"], a["indices"],
+                                  a["cu_seqlens"], a["A_log"], a["dt_bias"])
+
+
+def _reuses(base, **over) -> bool:
+    """Whether a call with ``over`` changed would reuse the launch remembered for ``base``'s call."""
+    from kimiops.kda.runner import tensor_guard
+
+    scalars, tensors = _sig(base)
+    guard = tensor_guard(tensors)
+    assert guard is not None, "this torch has no TensorGuards: the eager shortcut would be off"
+    other_scalars, other_tensors = _sig(dict(base, **over))
+    return other_scalars == scalars and guard.check(*other_tensors)
 
 
 def test_eager_signature_follows_metadata_not_values():
     """The eager decode shortcut (runner._eager) may reuse a launch only for calls whose shapes,
     strides, dtypes, devices, pool alignment, scalars, flags and backend request all match."""
-    base = _sig()
-    assert _sig(q=torch.ones(1, 2, 2, 16)) == base                     # values do not matter
-    assert _sig(indices=torch.tensor([2, -1], dtype=torch.int32)) == base
-    assert _sig(q=torch.randn(1, 2, 2, 32)[..., :16]) != base          # strides
-    assert _sig(q=torch.randn(1, 2, 2, 16, dtype=torch.float16)) != base
-    assert _sig(initial_state=torch.zeros(5, 2, 16, 16)) != base       # pool size
-    assert _sig(initial_state=torch.zeros(4 * 2 * 16 * 16 + 1)[1:].view(4, 2, 16, 16)) != base  # alignment
-    assert _sig(indices=torch.tensor([0, 3], dtype=torch.int64)) != base
-    assert _sig(scale=0.5) != base and _sig(lower_bound=-1.0) != base and _sig(backend="triton") != base
-    assert _sig(use_qk_l2norm=False) != base and _sig(output_final_state=True) != base
-    assert _sig(cu_seqlens=None) != base
+    base = _call_args()
+    assert _reuses(base)
+    assert _reuses(base, q=torch.ones(1, 2, 2, 16))                                 # values do not matter
+    assert _reuses(base, indices=torch.tensor([2, -1], dtype=torch.int32))
+    assert not _reuses(base, q=torch.randn(1, 2, 2, 32)[..., :16])                   # strides
+    assert not _reuses(base, beta=torch.randn(1, 2, 4)[..., ::2])
+    assert not _reuses(base, q=torch.randn(1, 2, 2, 16, dtype=torch.float16))       # dtype
+    assert not _reuses(base, initial_state=torch.zeros(5, 2, 16, 16))                # pool size
+    assert not _reuses(base, initial_state=torch.zeros(4 * 2 * 16 * 16 + 1)[1:].view(4, 2, 16, 16))  # alignment
+    assert not _reuses(base, indices=torch.tensor([0, 3], dtype=torch.int64))
+    assert not _reuses(base, k=torch.randn(1, 2, 2, 16).requires_grad_())            # dispatch keys
+    for name, value in (("scale", 0.5), ("lower_bound", -1.0), ("backend", "triton"), ("use_qk_l2norm", False),
+                        ("output_final_state", True), ("cu_seqlens", None)):
+        assert not _reuses(base, **{name: value}), name
+    # an absent optional tensor never matches a present one, whatever its metadata
+    assert not _reuses(dict(base, A_log=torch.empty(0)), A_log=None)
+    assert not _reuses(dict(base, A_log=None), A_log=torch.empty(0))
 
 
-def test_eager_signature_of_wrong_types_is_generic():
-    """Arguments of the wrong type still get a key (the full path then raises the clear error)."""
-    key = _sig(A_log=[0.0, 1.0])
-    assert key[0] == "generic" and key != _sig()
-    assert _sig(k=None)[0] == "generic"
+def test_eager_signature_of_wrong_types_never_reuses():
+    """Arguments of the wrong type never match a remembered launch (the full path then raises the
+    clear error); a non-tensor state has no key at all."""
+    base = _call_args()
+    assert not _reuses(base, A_log=[0.0, 1.0])
+    assert not _reuses(base, q=torch.randn(1, 2, 2, 16).numpy())
+    with pytest.raises(AttributeError):
+        _sig(_call_args(initial_state=[0.0]))
 
 
 def test_eager_signature_follows_backend_environment(monkeypatch):
-    base = _sig()
+    base = _call_args()
+    scalars = _sig(base)[0]
     monkeypatch.setenv("KIMIOPS_BACKEND", "torch")
-    assert _sig() != base
+    assert _sig(base)[0] != scalars
+
+
+def test_eager_guard_is_not_built_for_a_tensor_passed_twice():
+    """torch's tensor guard never matches a call that passes one tensor object twice (``k is q``),
+    so such a call is not remembered (it would miss on every later call) and takes the full path."""
+    from kimiops.kda.runner import tensor_guard
+
+    a = _call_args()
+    scalars, tensors = _sig(dict(a, k=a["q"]))
+    assert tensor_guard(tensors) is None
+    assert tensor_guard(_sig(a)[1]) is not None
+
+
+def _eager_entries():
+    from kimiops.kda import runner
+
+    return sum(len(entries) for entries in runner._eager.values())
 
 
 @pytest.mark.gpu
@@ -343,13 +390,40 @@ def test_gpu_repeated_decode_calls_match_the_full_path(monkeypatch):
         monkeypatch.delenv("KIMIOPS_DEBUG")
         assert torch.equal(o_fast, o_full) and o_fast.is_contiguous()
         assert torch.equal(fast_pool, full_pool)
-    assert len(runner._eager) == 1
+    assert _eager_entries() == 1
     q, k, v, g, beta = inputs()
     q_strided = torch.randn(1, N, H, 2 * D, device="cuda", dtype=torch.bfloat16)[..., :D]
     q_strided.copy_(q)
     o_a, _ = call(fast_pool.clone(), steps[0][1], q_strided, k, v, g, beta)
     o_b, _ = call(fast_pool.clone(), steps[0][1], q, k, v, g, beta)
-    assert torch.equal(o_a, o_b) and len(runner._eager) == 2
+    assert torch.equal(o_a, o_b) and _eager_entries() == 2
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_decode_calls_sharing_one_tensor_take_the_full_path(monkeypatch):
+    """A call that passes one tensor twice (here ``k is q``) is not remembered by the eager shortcut
+    and gives the full path's results on every call."""
+    import kimiops
+    from kimiops.kda import runner
+
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    N, H, D = 2, 2, 64
+    pool = torch.randn(4, H, D, D, device="cuda", generator=gen) * 0.1
+    idx = torch.tensor([2, 0], dtype=torch.int32, device="cuda")
+    runner._eager.clear()
+    for _ in range(3):
+        q, v, g = (torch.randn(N, 1, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(3))
+        beta = torch.rand(N, 1, H, device="cuda", generator=gen, dtype=torch.bfloat16)
+        g = -g.float().abs().to(torch.bfloat16)
+        fast, full = pool.clone(), pool.clone()
+        o_fast, _ = kimiops.fused_recurrent_kda(q, q, v, g, beta, initial_state=fast, ssm_state_indices=idx,
+                                                state_v_first=True, use_qk_l2norm_in_kernel=True)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+        o_full, _ = kimiops.fused_recurrent_kda(q, q, v, g, beta, initial_state=full, ssm_state_indices=idx,
+                                                state_v_first=True, use_qk_l2norm_in_kernel=True)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full) and torch.equal(fast, full)
+    assert _eager_entries() == 0
 
 
 @pytest.mark.gpu
@@ -388,4 +462,4 @@ def test_gpu_repeated_decode_calls_with_strided_views_match_the_full_path(monkey
         o_dense, s_dense = call(*(x.contiguous() for x in args))
         torch.testing.assert_close(o_fast, o_dense, rtol=0, atol=0)
         torch.testing.assert_close(s_fast, s_dense, rtol=0, atol=0)
-    assert len(runner._eager) == 2  # the strided signature and the dense one
+    assert _eager_entries() == 2  # the strided signature and the dense one

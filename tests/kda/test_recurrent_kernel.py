@@ -11,8 +11,10 @@ pool slots compared bit for bit afterwards.
 from __future__ import annotations
 
 import math
+import types
 
 import pytest
+
 import torch
 
 from kimiops.kda.gate import kda_gate, l2norm
@@ -490,11 +492,12 @@ def test_bound_launch_passes_addresses_in_kernel_order(monkeypatch):
     beta, pool, idx, cu = torch.randn(1, 2, 3), torch.zeros(5, 3, 4, 8), torch.zeros(2, dtype=torch.int32), \
         torch.arange(3, dtype=torch.int32)
     A_log, dt_bias = torch.zeros(3), torch.zeros(24)
+    raw = types.SimpleNamespace(entry=lambda *a: calls.append(a), head=("fn", "meta"))  # a RawLaunch's call layout
     for gate in (True, False):
-        bound = rec.BoundLaunch(lambda *a: calls.append(a), 48, (0.5, "tail"), 0, gate, True, True)
+        bound = rec.BoundLaunch(raw, 48, (0.5, "tail"), 0, gate, True, True)
         o = bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias)
         assert o.shape == v.shape and o.dtype == v.dtype and o.is_contiguous()
-        want = (48, 1, 1, 77, q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
+        want = (48, 1, 1, 77, "fn", "meta", q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
                 pool.data_ptr(), pool.data_ptr(), idx.data_ptr(), idx.data_ptr(), cu.data_ptr(),
                 A_log.data_ptr() if gate else None, dt_bias.data_ptr() if gate else None, 0.5, "tail")
         assert calls[-1] == want

@@ -390,11 +390,12 @@ class BoundLaunch:
     the current device changed, a launch hook (profiler) is registered or the fast launch path was
     switched off (``kimiops.launch.FAST_LAUNCH``)."""
 
-    __slots__ = ("raw", "grid", "tail", "device", "gate", "has_h0", "has_ht")
+    __slots__ = ("raw", "grid", "tail", "device", "gate", "has_h0", "has_ht", "entry", "head")
 
     def __init__(self, raw, grid, tail, device, gate, has_h0, has_ht):
         self.raw, self.grid, self.tail, self.device = raw, grid, tail, device
         self.gate, self.has_h0, self.has_ht = gate, has_h0, has_ht
+        self.entry, self.head = raw.entry, raw.head  # the raw launch's call, made here without its frame
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
@@ -405,14 +406,14 @@ class BoundLaunch:
         # Raw addresses, not tensors: for a tensor argument Triton's launcher asks the driver to
         # validate the pointer (cuPointerGetAttribute), which cost more than the launch itself on
         # the H200 host; the call that built this launch validated devices and dtypes already.
-        self.raw(self.grid, 1, 1, torch._C._cuda_getCurrentRawStream(self.device),
-                 q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
-                 None if h0 is None else h0.data_ptr(), None if ht is None else ht.data_ptr(),
-                 h0_indices.data_ptr() if self.has_h0 and h0_indices is not None else None,
-                 ht_indices.data_ptr() if self.has_ht and ht_indices is not None else None,
-                 None if cu_seqlens is None else cu_seqlens.data_ptr(),
-                 None if A_log is None else A_log.data_ptr(), None if dt_bias is None else dt_bias.data_ptr(),
-                 *self.tail)
+        self.entry(self.grid, 1, 1, torch._C._cuda_getCurrentRawStream(self.device), *self.head,
+                   q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
+                   None if h0 is None else h0.data_ptr(), None if ht is None else ht.data_ptr(),
+                   h0_indices.data_ptr() if self.has_h0 and h0_indices is not None else None,
+                   ht_indices.data_ptr() if self.has_ht and ht_indices is not None else None,
+                   None if cu_seqlens is None else cu_seqlens.data_ptr(),
+                   None if A_log is None else A_log.data_ptr(), None if dt_bias is None else dt_bias.data_ptr(),
+                   *self.tail)
         return o
 
 
