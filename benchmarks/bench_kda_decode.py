@@ -7,8 +7,9 @@ Serving setup (SGLang-like decode): H = HV = 32, K = V = 128, one token per requ
 ``cu_seqlens = arange(N+1)`` and distinct random slots per request.
 
 For each N: CUDA-graph replay median (20 calls captured in one graph, per call; also with
-programmatic dependent launch switched off, ``ours_graph_us_no_pdl``), the same with
-the 20 calls on 20 different slot sets (``graph_rot``, L2-colder; only where the pool has room),
+programmatic dependent launch switched off, ``ours_graph_us_no_pdl``; in batch mode, ``[N, 1, ...]``
+without cu_seqlens as ``KDABackend.decode`` launches one token per request, ``ours_graph_batch_us``),
+the same with the 20 calls on 20 different slot sets (``graph_rot``, L2-colder; only where the pool has room),
 eager median (``triton.testing.do_bench``, which also flushes L2 between calls), host wall time
 of one eager call (perf_counter around call + synchronize) and host launch time (call only), %
 of the copy bandwidth measured first in the same process (bytes: state read + write + q, k, v, g,
@@ -104,6 +105,13 @@ class Case:
             return lambda: rec.recurrent_kda_fwd(self.q, self.k, self.v, self.g, self.beta, **kw)
         return lambda: rec.recurrent_kda_fwd_config(config[0], config[1], self.q, self.k, self.v, self.g, self.beta, **kw)
 
+    def ours_batch(self):
+        """The same step in batch mode, ``[N, 1, ...]`` without cu_seqlens: how ``KDABackend.decode``
+        launches one token per request (``query_start_loc=None``)."""
+        kw = dict(self.launch_kwargs(), cu_seqlens=None)
+        q, k, v, g, beta = (x.view(self.N, 1, *x.shape[2:]) for x in (self.q, self.k, self.v, self.g, self.beta))
+        return lambda: rec.recurrent_kda_fwd(q, k, v, g, beta, **kw)
+
     def fla(self, fwd, idx=None):
         idx = self.idx if idx is None else idx
         return lambda: fwd(
@@ -196,7 +204,8 @@ def main():
     if fla_err:
         print("FLA:", fla_err)
 
-    hdr = (f"{'N':>4} {'cfg':>7} {'graph':>8} {'no_pdl':>8} {'g_rot':>8} {'eager':>8} {'wall':>7} {'launch':>7} {'%bw':>6} "
+    hdr = (f"{'N':>4} {'cfg':>7} {'graph':>8} {'no_pdl':>8} {'batch':>8} {'g_rot':>8} {'eager':>8} {'wall':>7} "
+           f"{'launch':>7} {'%bw':>6} "
            f"{'best_cfg':>9} {'best':>8} {'%bw_b':>6} | {'fla_gr':>8} {'fla_rot':>8} {'fla_eag':>8} {'fla_wall':>8} {'%bw':>6}")
     print(hdr)
     for N in args.ns:
@@ -207,6 +216,7 @@ def main():
         saved_pdl, rec._PDL = rec._PDL, False  # the same kernel launched without programmatic dependent launch
         row["ours_graph_us_no_pdl"] = graph_us([case.ours()] * GRAPH_CALLS)
         rec._PDL = saved_pdl
+        row["ours_graph_batch_us"] = graph_us([case.ours_batch()] * GRAPH_CALLS)
         if case.idx_sets:
             row["ours_graph_rot_us"] = graph_us([case.ours(idx=i) for i in case.idx_sets])
         row["ours_eager_us"] = do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
@@ -243,7 +253,8 @@ def main():
         f = lambda key, fmt="8.2f": format(row[key], fmt) if key in row else "-".rjust(int(fmt.split(".")[0]))  # noqa: E731
         cfg_s = "x".join(map(str, row["table_cfg"][:2])) + ("h" if row["table_cfg"][2] else "")
         best_s = "x".join(map(str, row.get("best_cfg", []))) or "-"
-        print(f"{N:>4} {cfg_s:>7} {f('ours_graph_us')} {f('ours_graph_us_no_pdl')} {f('ours_graph_rot_us')} {f('ours_eager_us')} "
+        print(f"{N:>4} {cfg_s:>7} {f('ours_graph_us')} {f('ours_graph_us_no_pdl')} {f('ours_graph_batch_us')} "
+              f"{f('ours_graph_rot_us')} {f('ours_eager_us')} "
               f"{f('ours_wall_us', '7.1f')} {f('ours_launch_us', '7.1f')} {f('ours_pct_bw', '6.1f')} {best_s:>9} "
               f"{f('best_graph_us')} {f('best_pct_bw', '6.1f')} | {f('fla_graph_us')} {f('fla_graph_rot_us')} "
               f"{f('fla_eager_us')} {f('fla_wall_us')} {f('fla_pct_bw', '6.1f')}")
