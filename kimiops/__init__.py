@@ -5,7 +5,7 @@ Public API:
     KDABackend                                 -- extend/decode over a state pool (serving)
     linear                                     -- low-latency BF16 linear
     arch_family, device_family                 -- capability families
-    empty_cache                                -- release the KDA kernels' cached scratch buffers
+    empty_cache                                -- release the KDA ops' cached scratch buffers and eager launches
 """
 
 from kimiops.interpreter import interpreter_enabled, patch_interpreter_for_numpy_2_4
@@ -16,7 +16,7 @@ if interpreter_enabled():
 from kimiops.arch import arch_family, device_family  # noqa: E402
 from kimiops.gemm.linear import linear
 from kimiops.kda import KDABackend, chunk_kda, fused_recurrent_kda, kda_gate, l2norm
-from kimiops.kda.workspace import empty_cache
+from kimiops.kda.runner import empty_cache
 
 __version__ = "0.1.0"
 

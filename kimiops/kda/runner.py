@@ -15,6 +15,7 @@ from kimiops.env import env_var
 from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch
+from kimiops.kda.workspace import empty_cache as _empty_workspace
 from kimiops.streams import on_device
 from kimiops.validation import check_tensor, debug_enabled
 
@@ -247,6 +248,14 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None
             _eager.popitem(last=False)
     entries.insert(0, _EagerDecode(guard, bound, pool, ht_shape, bool(output_final_state)))
     del entries[_EAGER_PER_KEY:]
+
+
+def empty_cache() -> None:
+    """Release what the KDA ops keep between calls: the kernels' scratch buffers
+    (:func:`kimiops.kda.workspace.empty_cache`; only when no captured graph that used them will
+    replay again) and the eager decode shortcut's bound launches with their output rings."""
+    _empty_workspace()
+    _eager.clear()
 
 
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,

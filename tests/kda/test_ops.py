@@ -204,8 +204,14 @@ def test_forced_triton_rejects_unsupported_head_dims(monkeypatch):
         kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, backend="triton")
 
 
-def test_empty_cache_is_public():
+def test_empty_cache_releases_scratch_and_eager_launches():
+    from kimiops.kda import runner, workspace
+
+    workspace.get_buffer("test_scratch", torch.device("cpu"), torch.float32, 2, (4,), 3)
+    runner._eager[("test",)] = []
+    assert workspace.cached_bytes() > 0
     kimiops.empty_cache()
+    assert workspace.cached_bytes() == 0 and not runner._eager
 
 
 def test_metadata_only_checks_are_memoized_and_still_reject_bad_input(monkeypatch):

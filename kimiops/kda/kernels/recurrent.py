@@ -60,7 +60,9 @@ Host side: the launcher does no device work besides allocating ``o`` (when ``out
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
 skip Triton's argument binder and go straight to the compiled kernel's launcher (``kimiops.launch.FAST_LAUNCH``;
 keyed on every property the specialization depends on: dtypes, constexprs, alignment of the state
-pointers, device). Set ``KIMIOPS_TRITON_FAST_LAUNCH=0`` to always use Triton's own path.
+pointers, device). Set ``KIMIOPS_TRITON_FAST_LAUNCH=0`` to always use Triton's own path. Eager calls
+that repeat a signature (``kimiops.kda.runner``) reuse a ``BoundLaunch``, whose small outputs are
+views handed out from a ring of preallocated outputs (``RING_OUTPUTS``, below).
 
 Programmatic dependent launch (``PDL``; families of ``kimiops.arch.supports_pdl``, off with
 ``KIMIOPS_PDL=0``): the grid is launched so that it may be scheduled while the previous kernel
