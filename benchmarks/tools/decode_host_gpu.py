@@ -3,9 +3,9 @@
 The public call (``kimiops.fused_recurrent_kda`` in pool mode, the case of
 ``benchmarks/bench_kda_decode.py``) next to each piece of its repeated-signature path
 (``kimiops.kda.runner.eager_decode`` -> ``_EagerDecode`` -> ``BoundLaunch`` -> ``RawLaunch``): the
-scalar key, its lookup, the tensor guard's check, the output allocation (ring and empty_like), the
-current device and stream, the launch-hook check, the raw addresses, the launch itself (Triton's C
-entry point) against Triton's Python launcher, and a lone ``torch.add_`` as the host's floor for any launch.
+scalar key, its lookup, the tensor guard's check, the output allocation, the current device and
+stream, the launch-hook check, the raw addresses, the launch itself (Triton's C entry point)
+against Triton's Python launcher, and a lone ``torch.add_`` as the host's floor for any launch.
 
 Launching pieces are timed one call at a time on an idle stream (host time until the call
 returns, median); pure host pieces in loops (median over rounds of the mean).
@@ -69,7 +69,6 @@ def main() -> None:
             c.A_log.data_ptr(), c.dt_bias.data_ptr())
     stream = drv.get_current_stream(dev)
     raw = bound.raw
-    no_ring = rec.BoundLaunch(raw, bound.grid, bound.tail, bound.device, bound.gate, bound.has_h0, bound.has_ht)
     launcher = raw.compiled.run
 
     def scalars():
@@ -88,10 +87,8 @@ def main() -> None:
                                         c.dt_bias, None, True, c.cu, c.idx, None))),
         ("  _EagerDecode.__call__ (bound launch + o)", launch_us(
             lambda: hit(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, c.cu, c.A_log, c.dt_bias))),
-        ("  BoundLaunch.__call__ (o from the output ring)", launch_us(
+        ("  BoundLaunch.__call__", launch_us(
             lambda: bound(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, pool, c.idx, c.cu, c.A_log, c.dt_bias))),
-        ("  BoundLaunch.__call__ without the ring (o from empty_like)", launch_us(
-            lambda: no_ring(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, pool, c.idx, c.cu, c.A_log, c.dt_bias))),
         ("  RawLaunch.__call__ (raw addresses)", launch_us(
             lambda: raw(bound.grid, 1, 1, stream, *ptrs, *bound.tail))),
         ("  Triton's CudaLauncher.__call__ instead", launch_us(
@@ -119,8 +116,6 @@ def main() -> None:
             lambda: torch.empty(o_shape, dtype=o_dtype, device=c.v.device))),
         ("v.new_empty(o_shape)", loop_us(lambda: c.v.new_empty(o_shape))),
         ("torch.empty_like(v)", loop_us(lambda: torch.empty_like(c.v))),
-        ("BoundLaunch._output (ring)", loop_us(lambda: bound._output(c.v, stream))),
-        ("torch._C._cuda_isCurrentStreamCapturing()", loop_us(torch._C._cuda_isCurrentStreamCapturing)),
         ("torch.empty_like(v, memory_format=torch.contiguous_format)", loop_us(
             lambda: torch.empty_like(c.v, memory_format=torch.contiguous_format))),
         ("driver get_current_device()", loop_us(drv.get_current_device)),

@@ -253,7 +253,7 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None
 def empty_cache() -> None:
     """Release what the KDA ops keep between calls: the kernels' scratch buffers
     (:func:`kimiops.kda.workspace.empty_cache`; only when no captured graph that used them will
-    replay again) and the eager decode shortcut's bound launches with their output rings."""
+    replay again) and the eager decode shortcut's bound launches."""
     _empty_workspace()
     _eager.clear()
 

@@ -504,39 +504,3 @@ def test_bound_launch_passes_addresses_in_kernel_order(monkeypatch):
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 1, raising=False)  # another current device
     assert bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias) is None
 
-
-def test_bound_launch_output_ring(monkeypatch):
-    """Small outputs of the eager shortcut come from a ring: distinct contiguous views of one block
-    per ``RING_OUTPUTS`` calls, on one stream; a new stream starts a new block; under CUDA-graph
-    capture (and for large outputs) o is a plain allocation. CUDA queries stubbed, CPU tensors."""
-    import kimiops.launch as fast_launch
-    from kimiops.kda.kernels import recurrent as rec
-
-    stream, capturing = [77], [False]
-    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: stream[0], raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_isCurrentStreamCapturing", lambda: capturing[0], raising=False)
-    q, k, g = (torch.randn(1, 1, 2, 8) for _ in range(3))
-    v, beta = torch.randn(1, 1, 2, 4), torch.randn(1, 1, 2)
-    pool, idx = torch.zeros(3, 2, 4, 8), torch.zeros(1, dtype=torch.int32)
-    raw = types.SimpleNamespace(entry=lambda *a: None, head=())
-    o_bytes = v.numel() * v.element_size()
-    bound = rec.BoundLaunch(raw, 8, (), 0, False, True, True, o_bytes)
-
-    def call():
-        return bound(q, k, v, g, beta, pool, idx, pool, idx, None, None, None)
-
-    outs = [call() for _ in range(rec.RING_OUTPUTS + 1)]
-    assert all(o.shape == v.shape and o.dtype == v.dtype and o.is_contiguous() for o in outs)
-    block = outs[0]._base
-    assert block is not None and all(o._base is block for o in outs[:rec.RING_OUTPUTS])
-    assert len({o.data_ptr() for o in outs[:rec.RING_OUTPUTS]}) == rec.RING_OUTPUTS  # never one memory twice
-    assert outs[-1]._base is not block                                                # the next block
-    stream[0] = 78
-    assert call()._base is not outs[-1]._base                                          # another stream
-    capturing[0] = True
-    assert call()._base is None                                                        # capture: own allocation
-    capturing[0] = False
-    big = rec.BoundLaunch(raw, 8, (), 0, False, True, True, rec.RING_MAX_BYTES + 1)
-    assert big(q, k, v, g, beta, pool, idx, pool, idx, None, None, None)._base is None

@@ -61,8 +61,12 @@ Host side: the launcher does no device work besides allocating ``o`` (when ``out
 skip Triton's argument binder and go straight to the compiled kernel's launcher (``kimiops.launch.FAST_LAUNCH``;
 keyed on every property the specialization depends on: dtypes, constexprs, alignment of the state
 pointers, device). Set ``KIMIOPS_TRITON_FAST_LAUNCH=0`` to always use Triton's own path. Eager calls
-that repeat a signature (``kimiops.kda.runner``) reuse a ``BoundLaunch``, whose small outputs are
-views handed out from a ring of preallocated outputs (``RING_OUTPUTS``, below).
+that repeat a signature (``kimiops.kda.runner``) reuse a ``BoundLaunch``. Measured and not kept
+there (fourteenth session, ``benchmarks/results/logs_h200_20261130j/r3_decode_host_gpu.log``,
+``r4_decode_host_gpu.log``): small outputs handed out as views of a block of 32 preallocated ones
+instead of ``torch.empty_like`` per call; 1.39 vs 1.78 us in one run, 2.89 vs 2.08 in the next
+(the capture check and one view per call cost about what the allocation does), so no gain that
+would pay for outputs sharing a block.
 
 Programmatic dependent launch (``PDL``; families of ``kimiops.arch.supports_pdl``, off with
 ``KIMIOPS_PDL=0``): the grid is launched so that it may be scheduled while the previous kernel
@@ -83,8 +87,7 @@ from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
 import kimiops.launch as fast_launch
 from kimiops.launch import RawLaunch, compiled_kernel, no_launch_hooks
 
-__all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch",
-           "RING_OUTPUTS", "RING_MAX_BYTES"]
+__all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
 
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
@@ -385,62 +388,31 @@ def _state_strides(name, s, state_v_first, K, V):
     return st[0], st[1]
 
 
-# Outputs of small eager decode calls (o of at most RING_MAX_BYTES) come from a ring: one
-# allocation of RING_OUTPUTS outputs, handed out one view at a time, because an allocation through
-# torch's dispatcher and caching allocator (``torch.empty_like``, 4.1 us on the H200 host,
-# ``benchmarks/results/logs_h200_20261130j/r2_decode_host_gpu.log``) was the largest piece of a
-# bound launch after the launch itself (BoundLaunch 13.5 us, RawLaunch 8.4). Each o is a distinct,
-# contiguous view of its block (``o._base`` is the block), written only on the stream the block
-# was allocated on; the block is freed when the last of its views is. Never under CUDA-graph
-# capture (there o comes from the graph's pool as before). 0 switches the ring off.
-RING_OUTPUTS = 32
-RING_MAX_BYTES = 32 * 1024
-
-
 class BoundLaunch:
     """One launch of the compiled decode kernel with everything but the tensors fixed: shapes,
     strides, dtypes, flags, scalars and the device were those of the call that built it, and the
     caller guarantees the same for every later call (see ``kimiops.kda.runner``). Calling it
-    allocates ``o`` (small ones from a ring, see ``RING_OUTPUTS``) and launches; it returns ``None``
-    (caller falls back to the full path) when the current device changed, a launch hook (profiler)
-    is registered or the fast launch path was switched off (``kimiops.launch.FAST_LAUNCH``)."""
+    allocates ``o`` and launches; it returns ``None`` (caller falls back to the full path) when
+    the current device changed, a launch hook (profiler) is registered or the fast launch path was
+    switched off (``kimiops.launch.FAST_LAUNCH``)."""
 
-    __slots__ = ("raw", "grid", "tail", "device", "gate", "has_h0", "has_ht", "entry", "head", "ring_outputs",
-                 "ring", "ring_stream")
+    __slots__ = ("raw", "grid", "tail", "device", "gate", "has_h0", "has_ht", "entry", "head")
 
-    def __init__(self, raw, grid, tail, device, gate, has_h0, has_ht, o_bytes=None):
+    def __init__(self, raw, grid, tail, device, gate, has_h0, has_ht):
         self.raw, self.grid, self.tail, self.device = raw, grid, tail, device
         self.gate, self.has_h0, self.has_ht = gate, has_h0, has_ht
         self.entry, self.head = raw.entry, raw.head  # the raw launch's call, made here without its frame
-        self.ring_outputs = RING_OUTPUTS if o_bytes is not None and o_bytes <= RING_MAX_BYTES else 0
-        self.ring, self.ring_stream = [], None
-
-    def _output(self, v, stream):
-        """A new contiguous o shaped like v: the next view of the ring, or ``_new_output(v)``."""
-        if not self.ring_outputs or torch._C._cuda_isCurrentStreamCapturing():
-            return _new_output(v)
-        if stream != self.ring_stream:
-            self.ring, self.ring_stream = [], stream
-        try:
-            return self.ring.pop()
-        except IndexError:
-            block = torch.empty((self.ring_outputs, *v.shape), dtype=v.dtype, device=v.device)
-            ring = list(block.unbind(0))
-            o = ring.pop()
-            self.ring = ring
-            return o
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
             return None
-        stream = torch._C._cuda_getCurrentRawStream(self.device)
-        o = self._output(v, stream)
+        o = _new_output(v)  # as _launch allocates it: same strides as the bound launch's
         if not self.gate:
             A_log = dt_bias = None
         # Raw addresses, not tensors: for a tensor argument Triton's launcher asks the driver to
         # validate the pointer (cuPointerGetAttribute), which cost more than the launch itself on
         # the H200 host; the call that built this launch validated devices and dtypes already.
-        self.entry(self.grid, 1, 1, stream, *self.head,
+        self.entry(self.grid, 1, 1, torch._C._cuda_getCurrentRawStream(self.device), *self.head,
                    q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(), o.data_ptr(),
                    None if h0 is None else h0.data_ptr(), None if ht is None else ht.data_ptr(),
                    h0_indices.data_ptr() if self.has_h0 and h0_indices is not None else None,
@@ -541,7 +513,7 @@ def _launch(
             if ck is not None and getattr(ck, "packed_metadata", None) is not None and ck.function is not None:
                 hit = _launch_cache[key] = RawLaunch(ck)
         if bind is not None and hit is not None and out is None:
-            bind.append(BoundLaunch(hit, grid0, args[13:], dev, use_gate, has_h0, has_ht, o.numel() * o.element_size()))
+            bind.append(BoundLaunch(hit, grid0, args[13:], dev, use_gate, has_h0, has_ht))
         return o
 
     _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
