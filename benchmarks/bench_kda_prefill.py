@@ -300,11 +300,11 @@ ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); see chunk_s
 ]
 
 
-def ablate(rep, which="all", modes=("g",)):
+def ablate(rep, which="all", modes=("g",), rows=()):
     """Per-stage CUDA-graph medians of intra configs on B1 T8192 (B8 T1024 measured the same within
     2%; once per gate mode of ``modes``) and of state configs on B1 T8192, B4 T4096 and B8 T1024
     (precomputed g: the state stage does not see the gate), with the compiled kernels' registers
-    and spills."""
+    and spills. ``rows``: label substrings; only matching rows run (all when empty)."""
     runs = [("B1_T8192", 1, 8192, m, ("intra",) + (("state",) if m == "g" else ())) for m in modes]
     if "g" not in modes:
         runs.append(("B1_T8192", 1, 8192, "g", ("state",)))
@@ -319,6 +319,8 @@ def ablate(rep, which="all", modes=("g",)):
         for stage, table, base in (st for st in stages if which in ("all", st[0])):
             ours_fn(c, ht, out)()  # valid scratch for the state stage
             for label, over in table:
+                if rows and not any(r in label for r in rows):
+                    continue
                 cfg = dict(base, **over)
                 try:
                     fn = ours_fn(c, ht, out, cfg if stage == "intra" else None, cfg if stage == "state" else None,
@@ -393,6 +395,7 @@ def main():
     ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (in-kernel)")
     ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state", "pipeline", "priority"],
                     help="per-stage ablations / config timings (of one stage if named), then exit")
+    ap.add_argument("--rows", default="", help="--ablate: comma-separated label substrings of the rows to run")
     ap.add_argument("--rep", type=int, default=30, help="do_bench rep (ms) per measurement")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = ap.parse_args()
@@ -418,7 +421,7 @@ def main():
         ablate_graph_priority(args.rep, args.modes.split(","), [c for c in args.cases.split(",") if c])
         return 0
     if args.ablate:
-        ablate(args.rep, args.ablate, args.modes.split(","))
+        ablate(args.rep, args.ablate, args.modes.split(","), tuple(r for r in args.rows.split(",") if r))
         return 0
 
     intra, state = dict(INTRA_CONFIG), {}  # state: the launcher's choice by N * HV unless overridden
