@@ -20,7 +20,11 @@ def on_device(device: torch.device):
 def stream_key(device: torch.device) -> int | None:
     """The current stream of ``device`` as a cache key (``None`` off CUDA): work on one stream is
     ordered, so scratch may be shared by the calls of one stream and never across streams."""
-    return torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else None
+    if device.type != "cuda":
+        return None
+    # the raw cudaStream_t of torch.cuda.current_stream(device).cuda_stream, without building the
+    # Stream object (0.09 against ~1 us of host time per query)
+    return torch._C._cuda_getCurrentRawStream(device.index if device.index is not None else torch.cuda.current_device())
 
 
 def capturing(device: torch.device) -> bool:

@@ -77,3 +77,43 @@ def test_raw_launch_goes_through_the_launcher_when_the_kernel_needs_scratch():
     RawLaunch(ck)(7, 1, 1, 99, 111)
     assert ck.run.c_calls == []
     assert ck.run.py_calls == [(7, 1, 1, 99, 1234, (4, 1, 0), None, None, None, 111)]
+
+
+class _FakeJIT:
+    """Stands in for a ``@triton.jit`` kernel in ``launch``: the parameters of ``KERNEL``, and
+    ``kernel[grid](...)`` (Triton's own launch) records the call and returns a compiled kernel."""
+
+    params, arg_names = KERNEL.params, KERNEL.arg_names
+
+    def __init__(self):
+        self.jit_calls, self.compiled = [], _FakeCompiled(scratch=0)
+
+    def __getitem__(self, grid):
+        def run(*args, **kwargs):
+            self.jit_calls.append((grid, args, kwargs))
+            return self.compiled
+        return run
+
+
+def test_launch_compiles_once_then_passes_raw_addresses(monkeypatch):
+    """``launch``: the first call of a specialization goes through Triton; later ones with the same
+    key hand the C entry point each tensor's address in its parameter's place (constexprs and other
+    scalars as given); a call that Triton would specialize differently goes through Triton again."""
+    import kimiops.launch as fast_launch
+
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(fast_launch, "_CACHE", {})
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 55, raising=False)
+    kernel = _FakeJIT()
+    buf = torch.empty(64, dtype=torch.float16)
+    x, y = buf[:32], buf[16:48]  # both 16-byte aligned
+    assert fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16) is kernel.compiled
+    assert len(kernel.jit_calls) == 1 and kernel.compiled.run.c_calls == []
+    fast_launch.launch(kernel, (3,), y, 48, 2.5, B=16, num_warps=4)     # a new key (launch option)
+    fast_launch.launch(kernel, (3,), y, 48, 2.5, B=16)                  # same key as the first call
+    assert len(kernel.jit_calls) == 2
+    assert kernel.compiled.run.c_calls == [
+        (3, 1, 1, 55, 1234, False, True, None, None, (4, 1, 0), None, None, None, y.data_ptr(), 48, 2.5, 16)]
+    fast_launch.launch(kernel, (3,), buf[1:33], 32, 1.5, B=16)          # misaligned: Triton again
+    assert len(kernel.jit_calls) == 3

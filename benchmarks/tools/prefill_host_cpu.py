@@ -27,11 +27,18 @@ def per_call_us(fn, n=2000):
 
 
 def key_and_args_us(kernel, n_params):
-    """Key plus raw arguments for a kernel whose runtime arguments are mostly tensors and ints."""
+    """Key plus raw arguments, as ``kimiops.launch.launch`` forms them on a hit, for a kernel whose
+    runtime arguments are mostly tensors and ints (constexprs as given)."""
     t = torch.empty(64)
     values = [t if i % 3 else 4096 for i in range(n_params)]
-    raw = lambda: [v.data_ptr() if isinstance(v, torch.Tensor) else v for v in values]  # noqa: E731
-    return per_call_us(lambda: (specialization_key(kernel, 0, values, {}), raw()))
+    tensors = [i for i in range(n_params) if isinstance(values[i], torch.Tensor) and not kernel.params[i].is_constexpr]
+
+    def key_and_raw():
+        vals = list(values)
+        specialization_key(kernel, 0, vals, {})
+        for i in tensors:
+            vals[i] = vals[i].data_ptr()
+    return per_call_us(key_and_raw)
 
 
 def main():
