@@ -56,6 +56,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.arch import supports_pdl
 from kimiops.gemm.scratch import split_k_scratch
 from kimiops.launch import launch
@@ -97,7 +98,7 @@ def default_stages(block_n: int, block_m: int, block_k: int) -> int:
 def wave_efficiency(programs: int, num_sms: int = NUM_SMS) -> float:
     """Mean over max programs per SM when ``programs`` equal programs spread over the SMs: the
     fraction of the busiest SMs' time that the others are busy too."""
-    return (programs / num_sms) / triton.cdiv(programs, num_sms)
+    return (programs / num_sms) / cdiv(programs, num_sms)
 
 
 def split_candidates(N: int, K: int, block_n: int, block_k: int, limit: int = 3) -> list[int]:
@@ -108,14 +109,14 @@ def split_candidates(N: int, K: int, block_n: int, block_k: int, limit: int = 3)
     program count fills the SMs to >= 90% (wave balance), and the next such. A function of
     ``(N, K, block_n, block_k)`` only.
     """
-    n_tiles = triton.cdiv(N, block_n)
-    k_tiles = max(1, triton.cdiv(K, block_k))
+    n_tiles = cdiv(N, block_n)
+    k_tiles = max(1, cdiv(K, block_k))
     out = []
     if n_tiles >= 0.45 * NUM_SMS:
         out.append(k_tiles * block_k)
     for splits in range(2, min(k_tiles, 32) + 1):
-        ks = triton.cdiv(k_tiles, splits)
-        real = triton.cdiv(k_tiles, ks)
+        ks = cdiv(k_tiles, splits)
+        real = cdiv(k_tiles, ks)
         programs = n_tiles * real
         if programs >= 0.9 * NUM_SMS and wave_efficiency(programs) >= 0.9 and ks * block_k not in out:
             out.append(ks * block_k)
@@ -155,7 +156,7 @@ class SkinnyConfig:
 
 def block_k_for(K: int) -> int:
     """K tile: 128, or the next power of two >= 16 for smaller K."""
-    return 128 if K >= 128 else max(16, triton.next_power_of_2(K))
+    return 128 if K >= 128 else max(16, next_power_of_2(K))
 
 
 def k_split_for(N: int, K: int, block_k: int, target_programs: int) -> int:
@@ -163,10 +164,10 @@ def k_split_for(N: int, K: int, block_k: int, target_programs: int) -> int:
 
     A function of ``(N, K)`` and the target only: never of M.
     """
-    n_tiles = triton.cdiv(N, SPLIT_REFERENCE_BLOCK_N)
-    k_tiles = max(1, triton.cdiv(K, block_k))
-    splits = min(k_tiles, max(1, triton.cdiv(target_programs, n_tiles)))
-    return triton.cdiv(k_tiles, splits) * block_k
+    n_tiles = cdiv(N, SPLIT_REFERENCE_BLOCK_N)
+    k_tiles = max(1, cdiv(K, block_k))
+    splits = min(k_tiles, max(1, cdiv(target_programs, n_tiles)))
+    return cdiv(k_tiles, splits) * block_k
 
 
 def block_m_for(M: int) -> int:
@@ -299,9 +300,9 @@ def skinny_linear(
     N = weight.shape[0]
     if M == 0:
         return out
-    splits = max(1, triton.cdiv(K, config.k_split))
-    n_tiles = triton.cdiv(N, config.block_n)
-    m_tiles = triton.cdiv(M, config.block_m)
+    splits = max(1, cdiv(K, config.k_split))
+    n_tiles = cdiv(N, config.block_n)
+    m_tiles = cdiv(M, config.block_m)
     pdl = config.pdl and supports_pdl(x.device)
     if splits > 1:
         partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles * m_tiles)
@@ -316,7 +317,7 @@ def skinny_linear(
             HAS_BIAS=bias is not None, SPLIT=splits > 1,
             EVEN_N=N % config.block_n == 0, EVEN_K=K % config.block_k == 0,
             BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
-            NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, triton.next_power_of_2(splits)),
+            NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, next_power_of_2(splits)),
             CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, PREFETCH_K=PREFETCH_K,
             num_warps=config.num_warps, num_stages=config.num_stages, **({"launch_pdl": True} if pdl else {}),
         )

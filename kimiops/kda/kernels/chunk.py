@@ -42,6 +42,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.kernels.chunk_intra import (
     GATE_LOWER_BOUND,
     GATE_NONE,
@@ -183,7 +184,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     if is_varlen:
         N, NT, NC = cu_seqlens.numel() - 1, 0, T // C + (cu_seqlens.numel() - 1)
     else:
-        N, NT = B, triton.cdiv(T, C)
+        N, NT = B, cdiv(T, C)
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     parts = pipeline_parts(NC, N * HV, pc)
@@ -315,7 +316,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
 
 def _launch_order(p):
     """``longest_first_kernel``: the state stage's dispatch order of a varlen batch."""
-    launch(longest_first_kernel, (1,), p["cu"], p["order"], p["N"], BLOCK=triton.next_power_of_2(p["N"]), num_warps=4)
+    launch(longest_first_kernel, (1,), p["cu"], p["order"], p["N"], BLOCK=next_power_of_2(p["N"]), num_warps=4)
 
 
 def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
@@ -325,7 +326,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     dependent of its part's stage 1 (see ``_launch``)."""
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
-    NV = triton.cdiv(p["V"], BV)
+    NV = cdiv(p["V"], BV)
     bufs, strides = _scratch(p)
     dummy = p["q"]
     parted = hi is not None

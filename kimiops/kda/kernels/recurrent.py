@@ -82,6 +82,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.arch import supports_pdl
 from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
 import kimiops.launch as fast_launch
@@ -465,9 +466,9 @@ def _launch(
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
     pdl = _PDL and supports_pdl(q.device)
 
-    BK = triton.next_power_of_2(K)
-    bv = min(bv, triton.next_power_of_2(V))
-    NV = triton.cdiv(V, bv)
+    BK = next_power_of_2(K)
+    bv = min(bv, next_power_of_2(V))
+    NV = cdiv(V, bv)
     qs, ks, vs, gs, bs, os_ = q.stride(), k.stride(), v.stride(), g.stride(), beta.stride(), o.stride()
     if varlen:  # B == 1: the batch stride must not move sequences
         sqb = skb = svb = sgb = sbb = sob = 0
