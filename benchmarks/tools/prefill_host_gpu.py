@@ -9,46 +9,25 @@ GPU waits for the launches). A lone ``torch.add_`` first, as the host's floor fo
 
     python3 benchmarks/tools/prefill_host_gpu.py <tree>
 """
-import statistics
 import sys
-import time
+from pathlib import Path
 
 import torch
 
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 import kimiops  # noqa: E402
+from eager_prefill_pipeline import host_ms  # noqa: E402  (the back-to-back pace, ms per call)
+from kimiops.bench.timing import host_us  # noqa: E402  (one call after an idle GPU: wall, until return)
 
 H = HV = 32
 K = V = 128
 
 
-def host_us(fn, iters=200):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
-
-
-def pace_us(fn, calls=50):
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
-
-
 def main():
     gen = torch.Generator(device="cuda").manual_seed(0)
     tiny = torch.zeros(16, device="cuda")
-    print(kimiops.__file__, "torch.add_ until return %.1f us" % host_us(lambda: tiny.add_(1)))
+    print(kimiops.__file__, "torch.add_ until return %.1f us" % host_us(lambda: tiny.add_(1))[1])
     for T in (64, 256, 1024):
         q, k, g = (torch.randn(1, T, H, K, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(3))
         v = torch.randn(1, T, HV, V, device="cuda", generator=gen).to(torch.bfloat16)
@@ -67,7 +46,7 @@ def main():
         call()
         end.record()
         torch.cuda.synchronize()
-        print(f"T={T}: until return {host_us(call):.1f} us, back-to-back pace {pace_us(call):.1f} us, "
+        print(f"T={T}: until return {host_us(call)[1]:.1f} us, back-to-back pace {host_ms(call) * 1e3:.1f} us, "
               f"one call between events {start.elapsed_time(end) * 1e3:.1f} us")
 
 
