@@ -6,18 +6,14 @@ a stand-in ``launch``), for the decode case of ``benchmarks/bench_kda_decode.py`
 
     python3 benchmarks/tools/decode_host_cpu.py
 """
-import timeit
 import types
 
 import torch
 from triton.backends.nvidia.driver import CudaLauncher
 
+from kimiops.bench.timing import loop_us
 from kimiops.kda.runner import DECODE, eager_scalars, eager_tensors, tensor_guard
 from kimiops.validation import debug_enabled
-
-
-def us(fn, n=50000) -> float:
-    return timeit.timeit(fn, number=n) / n * 1e6
 
 
 def main() -> None:
@@ -47,18 +43,18 @@ def main() -> None:
     key, ts = scalars(), tensors()
     cache = {key: None}
     guard = tensor_guard(ts)
-    print(f"previous flat key (per-tensor shape, stride(), dtype, get_device()): {us(signature):.2f} us")
-    print(f"eager_scalars (scalar key): {us(scalars):.2f} us")
-    print(f"dict lookup of that key: {us(lambda: cache.get(key)):.2f} us")
-    print(f"eager_tensors (guard arguments): {us(tensors):.2f} us")
-    print(f"TensorGuards.check of the 10 tensors: {us(lambda: guard.check(*ts)):.2f} us")
-    print(f"debug_enabled() (KIMIOPS_DEBUG read): {us(debug_enabled):.2f} us")
+    print(f"previous flat key (per-tensor shape, stride(), dtype, get_device()): {loop_us(signature):.2f} us")
+    print(f"eager_scalars (scalar key): {loop_us(scalars):.2f} us")
+    print(f"dict lookup of that key: {loop_us(lambda: cache.get(key)):.2f} us")
+    print(f"eager_tensors (guard arguments): {loop_us(tensors):.2f} us")
+    print(f"TensorGuards.check of the 10 tensors: {loop_us(lambda: guard.check(*ts)):.2f} us")
+    print(f"debug_enabled() (KIMIOPS_DEBUG read): {loop_us(debug_enabled):.2f} us")
     fake = types.SimpleNamespace(num_ctas=1, launch=lambda *a: None, global_scratch_size=0, global_scratch_align=1,
                                  profile_scratch_size=0, profile_scratch_align=1, launch_cooperative_grid=False,
                                  launch_pdl=True)
     args = tuple(range(30))
-    via = us(lambda: CudaLauncher.__call__(fake, 512, 1, 1, 0, 0, None, None, None, None, *args), 200000)
-    direct = us(lambda: fake.launch(512, 1, 1, 0, 0, False, True, None, None, None, None, None, None, *args), 200000)
+    via = loop_us(lambda: CudaLauncher.__call__(fake, 512, 1, 1, 0, 0, None, None, None, None, *args), 20000)
+    direct = loop_us(lambda: fake.launch(512, 1, 1, 0, 0, False, True, None, None, None, None, None, None, *args), 20000)
     print(f"Triton launcher, through CudaLauncher.__call__: {via:.2f} us; its C launch called directly: {direct:.2f} us")
 
 

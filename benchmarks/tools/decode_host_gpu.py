@@ -12,9 +12,7 @@ returns, median); pure host pieces in loops (median over rounds of the mean).
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_host_gpu.py
 """
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -24,21 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_kda_decode as bench  # noqa: E402
 
 import kimiops  # noqa: E402
-from kimiops.bench.timing import host_us  # noqa: E402
+from kimiops.bench.timing import host_us, loop_us  # noqa: E402
 from kimiops.kda import runner  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 from kimiops.launch import no_launch_hooks  # noqa: E402
 from kimiops.validation import debug_enabled  # noqa: E402
-
-
-def loop_us(fn, n=2000, rounds=7) -> float:
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(times)
 
 
 def launch_us(fn, iters=400) -> float:

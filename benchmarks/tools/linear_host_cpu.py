@@ -5,32 +5,28 @@ specialization key (``kimiops.launch.specialization_key``) for the Triton kernel
 
     python3 benchmarks/tools/linear_host_cpu.py
 """
-import timeit
 
 import torch
 import torch.nn.functional as F
 
 import kimiops
+from kimiops.bench.timing import loop_us
 from kimiops.gemm import linear as L
 from kimiops.gemm.skinny import _skinny_linear_kernel
 from kimiops.launch import specialization_key
 
 
-def us(fn, n=20000) -> float:
-    return min(timeit.repeat(fn, number=n, repeat=3)) / n * 1e6
-
-
 def main() -> None:
     x = torch.randn(1, 64, dtype=torch.bfloat16)
     w = torch.randn(64, 64, dtype=torch.bfloat16)
-    print(f"F.linear: {us(lambda: F.linear(x, w)):.2f} us; kimiops.linear (auto): {us(lambda: kimiops.linear(x, w)):.2f} us")
-    print(f"  _check {us(lambda: L._check(x, w, None, None)):.2f} us, _requested {us(lambda: L._requested(None)):.2f} us, "
-          f"_needs_autograd {us(lambda: L._needs_autograd(x, w, None)):.2f} us, "
-          f"_config {us(lambda: L._config(x, w, None, x.dtype, 'auto')):.2f} us")
+    print(f"F.linear: {loop_us(lambda: F.linear(x, w)):.2f} us; kimiops.linear (auto): {loop_us(lambda: kimiops.linear(x, w)):.2f} us")
+    print(f"  _check {loop_us(lambda: L._check(x, w, None, None)):.2f} us, _requested {loop_us(lambda: L._requested(None)):.2f} us, "
+          f"_needs_autograd {loop_us(lambda: L._needs_autograd(x, w, None)):.2f} us, "
+          f"_config {loop_us(lambda: L._config(x, w, None, x.dtype, 'auto')):.2f} us")
     o = torch.empty(4, 64, dtype=torch.bfloat16)
     values = [x, w, o, o, o, o, 4, 64, 64, 64, 64, 64, 64, False, False, True, True, 32, 16, 128, 6, 1, 2, True, 1024]
     options = {"num_warps": 4, "num_stages": 6, "launch_pdl": True}
-    key_us = us(lambda: specialization_key(_skinny_linear_kernel, 0, values, options))
+    key_us = loop_us(lambda: specialization_key(_skinny_linear_kernel, 0, values, options))
     print(f"specialization_key of the skinny kernel ({len(_skinny_linear_kernel.params)} parameters): {key_us:.2f} us")
 
 

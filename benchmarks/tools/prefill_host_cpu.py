@@ -8,22 +8,13 @@ these are lower bounds of what the GPU host spends.
 
     python benchmarks/tools/prefill_host_cpu.py
 """
-import time
-
 import torch
 
+from kimiops.bench.timing import loop_us
 from kimiops.kda.kernels import chunk as cm
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel
 from kimiops.launch import specialization_key
-
-
-def per_call_us(fn, n=2000):
-    fn()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n * 1e6
 
 
 def key_and_args_us(kernel, n_params):
@@ -38,7 +29,7 @@ def key_and_args_us(kernel, n_params):
         specialization_key(kernel, 0, vals, {})
         for i in tensors:
             vals[i] = vals[i].data_ptr()
-    return per_call_us(key_and_raw)
+    return loop_us(key_and_raw)
 
 
 def main():
@@ -51,7 +42,7 @@ def main():
               intra_config=None, state_config=None)
     plan = cm._plan(q, q, q, q, beta, **kw)
     print(f"B1 T8192: {len(plan['parts'])} parts")
-    print(f"_plan: {per_call_us(lambda: cm._plan(q, q, q, q, beta, **kw)):.1f} us per call")
+    print(f"_plan: {loop_us(lambda: cm._plan(q, q, q, q, beta, **kw)):.1f} us per call")
     for name, kernel in (("stage 1", chunk_intra_kernel), ("state", chunk_state_kernel)):
         n = len(kernel.arg_names)
         print(f"{name}: {n} parameters, key + raw arguments {key_and_args_us(kernel, n):.1f} us per launch")

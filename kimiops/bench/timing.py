@@ -72,6 +72,20 @@ def best_graph_us(fns: dict, calls: int, rounds: int) -> dict:
     return best
 
 
+def loop_us(fn, n: int = 2000, rounds: int = 5) -> float:
+    """Host time of one call of ``fn`` (us): the median over ``rounds`` of the mean of ``n`` calls
+    back to back, after one warm-up call. For host-only pieces (keys, lookups, allocations); a
+    callable that launches work is timed by :func:`host_us` instead."""
+    fn()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        times.append((time.perf_counter() - t0) / n * 1e6)
+    return statistics.median(times)
+
+
 def host_us(fn, iters: int = 200) -> tuple[float, float]:
     """Median host times of one call: (until the GPU finished, until the call returned)."""
     fn()

@@ -39,7 +39,6 @@ in fp32, 512 B per token and head, which stage 2 read back.)
 from __future__ import annotations
 
 import torch
-import triton
 import triton.language as tl
 
 from kimiops.intmath import cdiv, next_power_of_2
