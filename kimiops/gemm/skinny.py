@@ -56,9 +56,9 @@ import torch
 import triton
 import triton.language as tl
 
-from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.arch import supports_pdl
 from kimiops.gemm.scratch import split_k_scratch
+from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.launch import launch
 from kimiops.streams import on_device
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import torch
 import triton.language as tl
 
-from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.kernels.chunk_intra import (
     GATE_LOWER_BOUND,
     GATE_NONE,
@@ -51,6 +50,7 @@ from kimiops.kda.kernels.chunk_intra import (
 )
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, longest_first_kernel, state_config_for
 from kimiops.arch import supports_pdl
+from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.workspace import get_buffer
 from kimiops.launch import launch
 from kimiops.streams import forked_stream

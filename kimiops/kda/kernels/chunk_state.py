@@ -80,8 +80,8 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # (exact scaling; no reciprocal on the recurrence's critical path: the wide config's SASS loses its
 # 8 MUFU.RCP per chunk step) instead of 2^14 / max. Eleventh session, this stage alone on the H200
 # (logs_h200_20261130g/ablate_state_tree_max.log, rows "serial max" vs "division scale"): wide B1
-# T8192 0.348 -> 0.317 ms, B4 T4096 0.277 -> 0.263, B8 T1024 0.148 -> 0.142; narrow B1 0.341 -> 0.364 (B4 / B8 equal), so narrow
-# keeps the division. The same run timed the row maxima as a tree of column halves (SASS max chain
+# T8192 0.348 -> 0.317 ms, B4 T4096 0.277 -> 0.263, B8 T1024 0.148 -> 0.142; narrow B1 0.341 ->
+# 0.364 (B4 / B8 equal), so narrow keeps the division. The same run timed the row maxima as a tree of column halves (SASS max chain
 # per step 34 -> 8 instructions): 0.317 either way, so the plain reduction stays.
 # Ninth session, u formed here from v (logs_h200_20261130e/bench_prefill_u_in_state.log, this stage
 # alone): wide B1 T8192 0.369 -> 0.345 ms, B4 T4096 0.297 -> 0.277, B8 T1024 0.163 -> 0.148.
