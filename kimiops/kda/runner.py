@@ -134,9 +134,10 @@ def register_kda_op(kind: KDAKind):
 # * every tensor's shape, strides, dtype, device and dispatch keys, checked in C++ by torch's own
 #   tensor guard (``torch._C._dynamo.guards.TensorGuards``, what ``torch.compile``'s guards use;
 #   it also compares the thread's grad / dispatch mode with the one it was built under, so a call
-#   under another mode misses and gets an entry of its own). On the CPU machine the check of the ten
-#   tensors takes 1.1 us where the per-tensor Python reads of the previous flat key took 4.1
-#   (``benchmarks/results/decode_host_cpu_20261130j.log``).
+#   under another mode misses and gets an entry of its own). On the CPU machine the scalar key,
+#   its lookup and the check of the ten tensors take 1.5 us together
+#   (``benchmarks/results/decode_host_cpu_20261130j.log``) where the previous flat Python key of
+#   every tensor's metadata and its lookup took 4.5 (``decode_host_cpu_20261130i.log``).
 # Where that guard class is missing or cannot be built (another torch), nothing is remembered and
 # every call takes the full path. Off in debug mode (value checks must run) and under
 # torch.compile (the custom op is traced instead).
