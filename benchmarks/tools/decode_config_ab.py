@@ -17,13 +17,21 @@ import bench_kda_decode as bench  # noqa: E402
 from kimiops.bench.timing import best_graph_us, copy_bandwidth  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
-CONFIGS = [(8, 1, False), (8, 1, True), (8, 2, False), (8, 2, True)]
+CONFIGS = ["8x1", "8x1h", "8x2", "8x2h"]
+
+
+def parse_config(text: str) -> tuple[int, int, bool]:
+    """``"8x1h"`` -> ``(8, 1, True)``: BV x num_warps, ``h`` for the stream hints."""
+    hints = text.endswith("h")
+    bv, nw = text.rstrip("h").split("x")
+    return int(bv), int(nw), hints
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ns", type=int, nargs="*", default=[1, 2, 8, 64, 128, 256, 512])
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--configs", nargs="*", default=CONFIGS, help="BVxWARPS, suffix h for the stream hints")
     args = p.parse_args()
     gen = torch.Generator(device="cuda").manual_seed(0)
     bw = copy_bandwidth()
@@ -34,7 +42,7 @@ def main() -> None:
         kw = case.launch_kwargs()
         fns = {(bv, nw, hints): (lambda bv=bv, nw=nw, hints=hints: rec.recurrent_kda_fwd_config(
             bv, nw, case.q, case.k, case.v, case.g, case.beta, stream_hints=hints, **kw))
-            for bv, nw, hints in CONFIGS}
+            for bv, nw, hints in map(parse_config, args.configs)}
         best = best_graph_us(fns, bench.GRAPH_CALLS, args.rounds)
         table = rec.config_for(N * bench.HV, True)
         cells = [f"{bv}x{nw}{'h' if h else ''}{'*' if (bv, nw, h) == table else ''} {us:.2f} us "
