@@ -18,7 +18,9 @@ device (the pointer check is what is skipped). Launch hooks (profilers) and
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 
 import torch
 import triton
@@ -27,7 +29,7 @@ from triton.runtime.jit import native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
 
-__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "RawLaunch"]
+__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "RawLaunch", "recording"]
 
 # the one switch of the fast path (prefill and decode read it at call time; tests and benchmarks flip it)
 FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
@@ -111,6 +113,22 @@ def specialization_key(kernel, device: int, values: list, options: dict) -> tupl
             tuple([native_specialize_impl(BaseBackend, values[i], False, True, True) for i in runtime_idx]))
 
 
+_RECORDER = threading.local()
+
+
+@contextlib.contextmanager
+def recording(into: list):
+    """Within it, every :func:`launch` of this thread appends what would repeat it to ``into``:
+    ``(RawLaunch, (gx, gy, gz), values, tensor positions)`` (``values``: one per kernel parameter,
+    tensors as given), or ``None`` for a launch that took Triton's own path (nothing to repeat)."""
+    previous = getattr(_RECORDER, "into", None)
+    _RECORDER.into = into
+    try:
+        yield into
+    finally:
+        _RECORDER.into = previous
+
+
 def launch(kernel, grid: tuple, *args, **kwargs):
     """``kernel[grid](*args, **kwargs)``; returns the compiled kernel.
 
@@ -121,22 +139,29 @@ def launch(kernel, grid: tuple, *args, **kwargs):
         kwargs: the remaining parameters (constexprs included) and launch options
             (``LAUNCH_OPTIONS``).
     """
+    record = getattr(_RECORDER, "into", None)
     if not FAST_LAUNCH or not no_launch_hooks():
+        if record is not None:
+            record.append(None)
         return compiled_kernel(kernel[grid](*args, **kwargs))
     values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = torch._C._cuda_getDevice()  # what Triton's driver reads (torch.cuda.current_device), raw
     key = specialization_key(kernel, device, values, kwargs)
     hit = _CACHE.get(key)
+    gx, gy, gz = (tuple(grid) + (1, 1))[:3]
     if hit is None:
         ck = compiled_kernel(kernel[grid](*args, **kwargs))
         if ck is not None and getattr(ck, "function", None) is not None:
             # the key fixes which arguments are tensors (their specialization is a pointer type)
             tensors = tuple(i for i in _layout(kernel)[1] if isinstance(values[i], torch.Tensor))
-            _CACHE[key] = (RawLaunch(ck), tensors)
+            hit = _CACHE[key] = (RawLaunch(ck), tensors)
+        if record is not None:
+            record.append(None if hit is None else (hit[0], (gx, gy, gz), values, hit[1]))
         return ck
     raw, tensors = hit
+    if record is not None:
+        record.append((raw, (gx, gy, gz), list(values), tensors))
     for i in tensors:
         values[i] = values[i].data_ptr()
-    gx, gy, gz = (tuple(grid) + (1, 1))[:3]
     raw(gx, gy, gz, torch._C._cuda_getCurrentRawStream(device), *values)  # Triton's stream query
     return raw.compiled

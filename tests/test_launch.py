@@ -117,3 +117,28 @@ def test_launch_compiles_once_then_passes_raw_addresses(monkeypatch):
         (3, 1, 1, 55, 1234, False, True, None, None, (4, 1, 0), None, None, None, y.data_ptr(), 48, 2.5, 16)]
     fast_launch.launch(kernel, (3,), buf[1:33], 32, 1.5, B=16)          # misaligned: Triton again
     assert len(kernel.jit_calls) == 3
+
+
+def test_recording_keeps_what_repeats_each_launch(monkeypatch):
+    """Inside ``recording``, each launch leaves its raw launch, grid, arguments (tensors as given)
+    and tensor positions, whether compiled just now or found; a launch through Triton's own path
+    leaves ``None``."""
+    import kimiops.launch as fast_launch
+
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(fast_launch, "_CACHE", {})
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 55, raising=False)
+    kernel = _FakeJIT()
+    x = torch.empty(32, dtype=torch.float16)
+    with fast_launch.recording([]) as rec:
+        fast_launch.launch(kernel, (3, 2), x, 32, 1.5, B=16)   # compiled now
+        fast_launch.launch(kernel, (3, 2), x, 32, 1.5, B=16)   # found
+    assert len(rec) == 2 and rec[0][0] is rec[1][0]
+    for raw, grid, values, positions in rec:
+        assert grid == (3, 2, 1) and values[0] is x and values[1:] == [32, 1.5, 16] and positions == (0,)
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", False)
+    with fast_launch.recording([]) as rec:
+        fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)
+    assert rec == [None]
+    assert getattr(fast_launch._RECORDER, "into", None) is None  # recording ends with its block

@@ -2,7 +2,7 @@
 
 The public call (``kimiops.fused_recurrent_kda`` in pool mode, the case of
 ``benchmarks/bench_kda_decode.py``) next to each piece of its repeated-signature path
-(``kimiops.kda.runner.eager_decode`` -> ``_EagerDecode`` -> ``BoundLaunch`` -> ``RawLaunch``): the
+(``kimiops.kda.runner.eager_call`` -> ``_EagerCall`` -> ``BoundLaunch`` -> ``RawLaunch``): the
 scalar key, its lookup, the tensor guard's check, the output allocation, the current device and
 stream, the launch-hook check, the raw addresses, the launch itself (Triton's C entry point)
 against Triton's Python launcher, and a lone ``torch.add_`` as the host's floor for any launch.
@@ -70,10 +70,10 @@ def main() -> None:
     tiny = torch.zeros(16, device="cuda")
     rows = [
         ("public call fused_recurrent_kda (launch part)", launch_us(api)),
-        ("  runner.eager_decode (key, lookup, launch)", launch_us(
-            lambda: runner.eager_decode(c.q, c.k, c.v, c.g, c.beta, None, pool, False, True, True, True, c.A_log,
-                                        c.dt_bias, None, True, c.cu, c.idx, None))),
-        ("  _EagerDecode.__call__ (bound launch + o)", launch_us(
+        ("  runner.eager_call (key, lookup, launch)", launch_us(
+            lambda: runner.eager_call(runner.DECODE, c.q, c.k, c.v, c.g, c.beta, None, pool, False, True, True, True,
+                                      c.A_log, c.dt_bias, None, True, c.cu, c.idx, None))),
+        ("  _EagerCall.__call__ (bound launch + o)", launch_us(
             lambda: hit(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, c.cu, c.A_log, c.dt_bias))),
         ("  BoundLaunch.__call__", launch_us(
             lambda: bound(c.q, c.k, c.v, c.g, c.beta, pool, c.idx, pool, c.idx, c.cu, c.A_log, c.dt_bias))),

@@ -20,7 +20,7 @@ import torch
 from kimiops.kda.decode import _op as decode_op
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.prefill import _op as prefill_op
-from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_decode
+from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_call
 from kimiops.validation import check_tensor
 
 
@@ -94,12 +94,10 @@ class KDABackend:
     def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
-        key = None
-        if kind is DECODE:
-            res, key = eager_decode(q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
-                                    lower_bound, True, cu_seqlens, cache_indices, self.backend, padded)
-            if res is not None:
-                return res
+        res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
+                              lower_bound, True, cu_seqlens, cache_indices, self.backend, padded)
+        if res is not None:
+            return res
         op = prefill_op if kind is PREFILL else decode_op
         return call_kda(
             kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias, lower_bound,

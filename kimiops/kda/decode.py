@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kimiops.kda.runner import DECODE, call_kda, eager_decode, register_kda_op
+from kimiops.kda.runner import DECODE, call_kda, eager_call, register_kda_op
 
 _op = register_kda_op(DECODE)
 
@@ -41,8 +41,8 @@ def fused_recurrent_kda(
         ``o [B, T, HV, V]`` in v's dtype and the final state (pool mode: the pool) or ``None``.
     """
     # eager calls on a GPU that repeat a signature launch straight away (see ``runner._eager``)
-    res, key = eager_decode(
-        q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel, use_gate_in_kernel,
+    res, key = eager_call(
+        DECODE, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel, use_gate_in_kernel,
         use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, ssm_state_indices, backend,
     )
     if res is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kimiops.kda.runner import PREFILL, call_kda, register_kda_op
+from kimiops.kda.runner import PREFILL, call_kda, eager_call, register_kda_op
 
 _op = register_kda_op(PREFILL)
 
@@ -55,8 +55,16 @@ def chunk_kda(
     Returns:
         ``o [B, T, HV, V]`` in v's dtype and the final state (or ``None``).
     """
+    # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``)
+    res, key = eager_call(
+        PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
+        use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+        initial_state_indices, backend,
+    )
+    if res is not None:
+        return res
     return call_kda(
         PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-        initial_state_indices, backend,
+        initial_state_indices, backend, eager_key=key,
     )

@@ -75,7 +75,10 @@ def run_kda(
     launch = _launcher(kind)
     extra = {"skip_padded": kind.skip_padded, "bind": bind} if not kind.chunked else {}
     if kind.chunked:  # the chunk kernels index dense [B, T, heads, dim] rows
-        q, k, v, g, beta = (x.contiguous() for x in (q, k, v, g, beta))
+        dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
+        if bind is not None and all(x is y for x, y in zip(dense, (q, k, v, g, beta))):
+            extra = {"bind": bind}  # a bound call repeats launches on the caller's own tensors
+        q, k, v, g, beta = dense
     # The recurrent kernel takes every stride as given: no copies, and a bound launch (``bind``)
     # keeps the strides of exactly the tensors that later calls with this signature pass.
     with on_device(q.device):  # inputs may live on a GPU other than the current one
@@ -154,9 +157,10 @@ except ImportError:  # pragma: no cover - torch without dynamo's C++ guards: no 
     _TensorGuards = None
 
 
-class _EagerDecode:
-    """A decode call with fixed metadata: its tensor guard, the bound launch and what ``run_kda``
-    returns around it."""
+class _EagerCall:
+    """A KDA call with fixed metadata: its tensor guard, the bound launch(es) (decode:
+    ``recurrent.BoundLaunch``, prefill: ``chunk.BoundPrefill``) and what ``run_kda`` returns around
+    them."""
 
     __slots__ = ("guard", "launch", "pool", "ht_shape", "output_final_state")
 
@@ -208,19 +212,22 @@ def tensor_guard(tensors):
     return guard if guard.check(*tensors) else None
 
 
-def eager_decode(q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
-                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-                 allow_padded_tokens=False):
-    """The eager decode shortcut: ``(result, None)`` when the call repeats a signature in
-    ``_eager`` (launched here), else ``(None, key)`` with the key for ``call_kda``'s
-    ``eager_key`` (``None`` where the shortcut does not apply: CPU tensors, debug mode,
-    ``torch.compile`` tracing, arguments of the wrong type)."""
+def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+               use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
+               allow_padded_tokens=False):
+    """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager``
+    (launched here), else ``(None, key)`` with the key for ``call_kda``'s ``eager_key`` (``None``
+    where the shortcut does not apply: CPU tensors, debug mode, ``torch.compile`` tracing,
+    arguments of the wrong type). Prefill keys also hold the current stream: a bound prefill
+    call holds the scratch buffers of the stream it was recorded on."""
     if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
         return None, None
     try:
-        scalars = eager_scalars(DECODE, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
+        scalars = eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices,
                                 backend, allow_padded_tokens)
+        if kind.chunked:
+            scalars += (torch._C._cuda_getCurrentRawStream(q.get_device()),)
         entries = _eager.get(scalars)
     except (AttributeError, TypeError):  # a non-tensor state, an unhashable scalar: the full path raises
         return None, None
@@ -236,7 +243,7 @@ def eager_decode(q, k, v, g, beta, scale, initial_state, output_final_state, use
 
 
 def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None:
-    """Keep the bound launch of a full-path decode call under its key from :func:`eager_decode`."""
+    """Keep the bound launch of a full-path call under its key from :func:`eager_call`."""
     scalars, tensors = key
     guard = tensor_guard(tensors)
     if guard is None:
@@ -247,7 +254,7 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None
         entries = _eager[scalars] = []
         if len(_eager) > _EAGER_CACHE_SIZE:
             _eager.popitem(last=False)
-    entries.insert(0, _EagerDecode(guard, bound, pool, ht_shape, bool(output_final_state)))
+    entries.insert(0, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
     del entries[_EAGER_PER_KEY:]
 
 
@@ -265,7 +272,7 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
-    ``eager_key``: the key :func:`eager_decode` returned when the caller looked the call up in
+    ``eager_key``: the key :func:`eager_call` returned when the caller looked the call up in
     ``_eager`` and missed (eager decode on a GPU, not in debug mode); the full path then leaves a bound launch
     under it."""
     compiling = torch.compiler.is_compiling()

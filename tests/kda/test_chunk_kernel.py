@@ -557,3 +557,52 @@ def test_gpu_fast_launch_bit_identical_and_keyed_on_alignment():
     for name in ("first", "fast", "misaligned q"):
         assert torch.equal(outs[name][0], outs["triton"][0]), name
         assert torch.equal(outs[name][1], outs["triton"][1]), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["pool_varlen", "state_out", "b1_parts"])
+def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case):
+    """The eager prefill shortcut (``runner._eager`` with ``chunk.BoundPrefill``): calls repeating a
+    signature replay the recorded launches with the new tensors, and give the full path's bits
+    (debug mode never takes the shortcut) for new values, pools with a padded slot, final states and
+    pipelined parts (B1 T4096: 2 parts chained by PDL); earlier outputs are never overwritten."""
+    import kimiops
+    from kimiops.kda import runner
+
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    H, D = 4, 128
+    T = 4096 if case == "b1_parts" else 200
+    cu = torch.tensor([0, 60, 60, 200], dtype=torch.int32, device="cuda") if case == "pool_varlen" else None
+    N = 3 if cu is not None else 1
+    A_log = torch.log(torch.rand(H, device="cuda", generator=gen) * 15 + 1)
+    dt = torch.randn(H * D, device="cuda", generator=gen) * 0.5
+
+    def inputs():
+        q, k, v, g = (torch.randn(1, T, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4))
+        beta = torch.randn(1, T, H, device="cuda", generator=gen, dtype=torch.bfloat16)
+        return q, k, v, g, beta
+
+    def call(x, state):
+        kw = dict(use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+                  A_log=A_log, dt_bias=dt, cu_seqlens=cu)
+        if case == "pool_varlen":
+            idx = torch.tensor([2, -1, 0], dtype=torch.int32, device="cuda")
+            return kimiops.chunk_kda(*x, initial_state=state, initial_state_indices=idx, output_final_state=True,
+                                     state_v_first=True, **kw)
+        return kimiops.chunk_kda(*x, initial_state=state, output_final_state=True, **kw)
+
+    runner._eager.clear()
+    state0 = torch.randn(3 if case == "pool_varlen" else N, H, D, D, device="cuda", generator=gen) * 0.1
+    kept = []
+    for _ in range(3):
+        x = inputs()
+        fast_state, full_state = state0.clone(), state0.clone()
+        o_fast, s_fast = call(x, fast_state)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+        o_full, s_full = call(x, full_state)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full) and torch.equal(s_fast, s_full)
+        assert torch.equal(fast_state, full_state)
+        kept.append((o_fast, o_full.clone()))
+    assert all(torch.equal(a, b) for a, b in kept)
+    assert sum(len(e) for e in runner._eager.values()) == 1

@@ -282,7 +282,7 @@ def _call_args(**over):
 
 
 def _sig(a):
-    """(scalar key, guard arguments) of a decode call, as ``runner.eager_decode`` forms them."""
+    """(scalar key, guard arguments) of a decode call, as ``runner.eager_call`` forms them."""
     from kimiops.kda.runner import DECODE, eager_scalars, eager_tensors
 
     scalars = eager_scalars(DECODE, a["scale"], a["initial_state"], a["output_final_state"], a["use_qk_l2norm"],

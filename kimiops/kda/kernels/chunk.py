@@ -52,10 +52,11 @@ from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, lo
 from kimiops.arch import supports_pdl
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.workspace import get_buffer
-from kimiops.launch import launch
+import kimiops.launch as fast_launch
+from kimiops.launch import launch, no_launch_hooks, recording
 from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG",
+__all__ = ["chunk_kda_fwd", "BoundPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG",
            "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
@@ -140,6 +141,7 @@ def chunk_kda_fwd(
     intra_config: dict | None = None,
     state_config: dict | None = None,
     pipeline_config: dict | None = None,
+    bind: list | None = None,
 ) -> torch.Tensor:
     """Chunked KDA forward on the Triton pipeline (inputs already validated by the caller).
 
@@ -156,6 +158,9 @@ def chunk_kda_fwd(
         A_log: ``[HV]`` fp32 (softplus: required); dt_bias: ``[HV*K]``; lower_bound: float.
         out: optional preallocated ``[B, T, HV, V]`` output in v's dtype.
         intra_config, state_config, pipeline_config: override the tuning dicts (benchmark sweeps).
+        bind: optional list; when every launch of the call took the fast path, a
+            :class:`BoundPrefill` that repeats the call for new tensors of the same metadata is
+            appended (the eager shortcut of ``kimiops.kda.runner``).
     Returns:
         o ``[B, T, HV, V]`` in v's dtype.
     """
@@ -165,8 +170,83 @@ def chunk_kda_fwd(
                  lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config,
                  pipeline_config=pipeline_config)
     if plan["N"] > 0:
-        _launch(plan)
+        if bind is None or out is not None:
+            _launch(plan)
+        else:
+            with recording([]) as launches:
+                _launch(plan)
+            bound = BoundPrefill.build(plan, launches, (q, k, v, g, beta, h0, h0_indices, ht, ht_indices,
+                                                        cu_seqlens, A_log, dt_bias))
+            if bound is not None:
+                bind.append(bound)
     return plan["o"]
+
+
+_SCRATCH_KEYS = ("w", "tb", "qg", "kg", "aqk", "gc", "order", "chain", "carry")
+
+
+class BoundPrefill:
+    """The launches of one prefill call, repeatable for new tensors with the same metadata (the
+    caller guarantees it: ``kimiops.kda.runner`` matches shapes, strides, dtypes, devices, flags and
+    the stream). Each recorded launch keeps its compiled kernel, grid and every argument but the
+    call's tensors: scalars and constexprs as given, scratch buffers as fixed addresses (the bound
+    call holds those buffers, so the addresses stay valid). Calling it allocates ``o`` like v and
+    repeats the launches with the new tensors' addresses; it returns ``None`` (the caller falls back
+    to the full path) when the current device or stream changed, a launch hook is registered or
+    the fast launch path was switched off."""
+
+    __slots__ = ("launches", "device", "stream", "scratch")
+
+    def __init__(self, launches, device, stream, scratch):
+        self.launches, self.device, self.stream, self.scratch = launches, device, stream, scratch
+
+    @classmethod
+    def build(cls, plan, recorded, call_tensors):
+        """From a call's plan, its recorded launches (``kimiops.launch.recording``) and its tensors
+        ``(q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias)``; ``None``
+        when a launch took Triton's own path or passed a tensor that is neither the call's nor
+        scratch (e.g. a contiguous copy of a strided input)."""
+        if not recorded or any(r is None for r in recorded):
+            return None
+        if len(plan["parts"]) > 1 and not plan["pdl_chain"]:  # parts on a forked stream: not one stream's launches
+            return None
+        roles = {}
+        for i, t in enumerate((*call_tensors, plan["o"])):  # index 12: o
+            if t is not None:
+                roles.setdefault(id(t), i)
+        scratch = tuple(plan[n] for n in _SCRATCH_KEYS if plan.get(n) is not None)
+        storages = {t.untyped_storage().data_ptr() for t in scratch}
+        launches = []
+        for raw, grid, values, positions in recorded:
+            template, from_call = list(values), []
+            for pos in positions:
+                t = values[pos]
+                role = roles.get(id(t))
+                if role is not None:
+                    from_call.append((pos, role))
+                    template[pos] = None
+                elif t.untyped_storage().data_ptr() in storages:  # a view of scratch (e.g. a chain counter)
+                    template[pos] = t.data_ptr()
+                else:
+                    return None
+            launches.append((raw.entry, raw.head, grid, tuple(template), tuple(from_call)))
+        device = torch._C._cuda_getDevice()  # the launches went to the current device (run_kda's on_device)
+        return cls(tuple(launches), device, torch._C._cuda_getCurrentRawStream(device), scratch)
+
+    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
+        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
+            return None
+        stream = torch._C._cuda_getCurrentRawStream(self.device)
+        if stream != self.stream:
+            return None
+        o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
+        tensors = (q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o)
+        for entry, head, (gx, gy, gz), template, from_call in self.launches:
+            values = list(template)
+            for pos, role in from_call:
+                values[pos] = tensors[role].data_ptr()
+            entry(gx, gy, gz, stream, *head, *values)
+        return o
 
 
 def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
