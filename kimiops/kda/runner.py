@@ -212,14 +212,23 @@ def tensor_guard(tensors):
     return guard if guard.check(*tensors) else None
 
 
+def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias) -> tuple:
+    """What a prefill call's recorded launches depend on besides its scalars and the tensor guard:
+    the current stream (a bound prefill call holds that stream's scratch buffers) and the 16-byte
+    alignment of every tensor (the chunk kernels are compiled per alignment of each pointer, as
+    Triton specializes them; the guard does not see storage offsets)."""
+    return (torch._C._cuda_getCurrentRawStream(q.get_device()),
+            tuple(t is None or t.data_ptr() % 16 == 0
+                  for t in (q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)))
+
+
 def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
                allow_padded_tokens=False):
     """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager``
     (launched here), else ``(None, key)`` with the key for ``call_kda``'s ``eager_key`` (``None``
     where the shortcut does not apply: CPU tensors, debug mode, ``torch.compile`` tracing,
-    arguments of the wrong type). Prefill keys also hold the current stream: a bound prefill
-    call holds the scratch buffers of the stream it was recorded on."""
+    arguments of the wrong type). Prefill keys also hold :func:`prefill_launch_context`."""
     if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
         return None, None
     try:
@@ -227,7 +236,7 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices,
                                 backend, allow_padded_tokens)
         if kind.chunked:
-            scalars += (torch._C._cuda_getCurrentRawStream(q.get_device()),)
+            scalars += prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
         entries = _eager.get(scalars)
     except (AttributeError, TypeError):  # a non-tensor state, an unhashable scalar: the full path raises
         return None, None

@@ -606,3 +606,15 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
         kept.append((o_fast, o_full.clone()))
     assert all(torch.equal(a, b) for a, b in kept)
     assert sum(len(e) for e in runner._eager.values()) == 1
+    # q at an address that is not 16-byte aligned (same shape and strides): another key, same bits
+    x = inputs()
+    buf = torch.empty(x[0].numel() + 1, device="cuda", dtype=torch.bfloat16)
+    q_odd = buf[1:].view(x[0].shape)
+    q_odd.copy_(x[0])
+    fast_state, full_state = state0.clone(), state0.clone()
+    o_fast, _ = call((q_odd, *x[1:]), fast_state)
+    monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+    o_full, _ = call(x, full_state)
+    monkeypatch.delenv("KIMIOPS_DEBUG")
+    assert torch.equal(o_fast, o_full) and torch.equal(fast_state, full_state)
+    assert sum(len(e) for e in runner._eager.values()) == 2

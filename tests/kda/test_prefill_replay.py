@@ -77,3 +77,16 @@ def test_calls_that_cannot_be_bound(cuda_queries):
     assert BoundPrefill.build(forked, [(_Raw([]), (1, 1, 1), [q], (0,))], tensors) is None
     chained = dict(plan, parts=[(0, 1), (1, 2)], pdl_chain=True)
     assert BoundPrefill.build(chained, [(_Raw([]), (1, 1, 1), [q], (0,))], tensors) is not None
+
+
+def test_prefill_key_holds_stream_and_every_alignment(cuda_queries):
+    """The chunk kernels are compiled per pointer alignment, which the tensor guard does not see:
+    a prefill call's key holds every tensor's 16-byte alignment, and the stream."""
+    from kimiops.kda.runner import prefill_launch_context
+
+    buf = torch.empty(2 * 4 * 2 * 8 + 8)
+    q, shifted = buf[:64].view(1, 4, 2, 8), buf[1:65].view(1, 4, 2, 8)   # same shape and strides
+    base = prefill_launch_context(q, q, q, q, q, None, None, None, None, None)
+    assert prefill_launch_context(q, shifted, q, q, q, None, None, None, None, None) != base
+    cuda_queries.stream = 78
+    assert prefill_launch_context(q, q, q, q, q, None, None, None, None, None) != base
