@@ -126,14 +126,16 @@ def register_kda_op(kind: KDAKind):
     return op
 
 
-# Eager decode calls that repeat one signature (the serving loop, transformers' generate) skip the
-# Python layers: the first call runs the full path (validation, backend choice, launcher) and
-# leaves a ``BoundLaunch``; later calls with the same metadata only allocate and launch
-# (``kimiops.kda.decode.fused_recurrent_kda`` looks the call up before anything else). What the
-# full path's outcome depends on besides tensor values is matched in two parts:
+# Eager calls on a GPU that repeat one signature (decode in the serving loop, transformers'
+# generate; prefill of repeated shapes) skip the Python layers: a full-path call (validation,
+# backend choice, launcher) leaves a bound launch (decode: ``recurrent.BoundLaunch``, prefill:
+# ``chunk.BoundPrefill``, the call's recorded launches); later calls with the same metadata only
+# allocate and launch (``fused_recurrent_kda`` and ``chunk_kda`` look the call up before anything
+# else). What the full path's outcome depends on besides tensor values is matched in two parts:
 # * ``eager_scalars``: a flat tuple of the scalars and flags, the requested / environment backend,
 #   which optional tensors are absent, and the state's 16-byte alignment (a kernel
-#   specialization); the dict key of ``_eager``;
+#   specialization), for prefill also the stream and every tensor's 16-byte alignment
+#   (``prefill_launch_context``); the dict key of ``_eager``;
 # * every tensor's shape, strides, dtype, device and dispatch keys, checked in C++ by torch's own
 #   tensor guard (``torch._C._dynamo.guards.TensorGuards``, what ``torch.compile``'s guards use;
 #   it also compares the thread's grad / dispatch mode with the one it was built under, so a call
@@ -144,9 +146,16 @@ def register_kda_op(kind: KDAKind):
 # Where that guard class is missing or cannot be built (another torch), nothing is remembered and
 # every call takes the full path. Off in debug mode (value checks must run) and under
 # torch.compile (the custom op is traced instead).
+# A signature is remembered on its second full-path call, not its first: serving engines run
+# extend (prefill) eagerly with a new token count almost every call, and building the guard and
+# recording the launches would only add host time to calls whose signature never comes back.
+# ``_seen`` holds the shapes of recent misses (a cheap stand-in for the signature: a wrong "seen"
+# only records one call early, the guard still decides every reuse).
 _EAGER_CACHE_SIZE = 64      # scalar keys
 _EAGER_PER_KEY = 8          # tensor signatures per scalar key (most recent first)
+_EAGER_SEEN_SIZE = 256      # recent misses whose next sighting is recorded
 _eager: OrderedDict = OrderedDict()
+_seen: OrderedDict = OrderedDict()
 # stand-ins for absent optional tensors in a guard (absence is in the scalar key); one per position,
 # since the guard never matches a call that passes one tensor object twice
 _ABSENT = tuple(torch.empty(0) for _ in range(5))
@@ -248,7 +257,21 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                 # None: the bound launch declined (device switched, launch hook): the full path runs
                 # and leaves the entry as it is
                 return (res, None) if res is not None else (None, None)
+    if not seen_before((scalars, q.shape, v.shape, tensors[6].shape, tensors[7].shape)):  # 6, 7: indices, cu
+        return None, None  # first sighting: the full path, nothing recorded
     return None, (scalars, tensors)
+
+
+def seen_before(shapes: tuple) -> bool:
+    """Whether a call with these shapes missed the shortcut recently (it is then forgotten: the
+    caller records this call); otherwise they are noted for next time (at most
+    ``_EAGER_SEEN_SIZE``, oldest dropped first)."""
+    if _seen.pop(shapes, None) is not None:
+        return True
+    _seen[shapes] = True
+    if len(_seen) > _EAGER_SEEN_SIZE:
+        _seen.popitem(last=False)
+    return False
 
 
 def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None:
@@ -270,9 +293,15 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None
 def empty_cache() -> None:
     """Release what the KDA ops keep between calls: the kernels' scratch buffers
     (:func:`kimiops.kda.workspace.empty_cache`; only when no captured graph that used them will
-    replay again) and the eager decode shortcut's bound launches."""
+    replay again) and the eager shortcut's bound launches (:func:`forget_eager`)."""
     _empty_workspace()
+    forget_eager()
+
+
+def forget_eager() -> None:
+    """Drop the eager shortcut's bound launches and its record of recent misses."""
     _eager.clear()
+    _seen.clear()
 
 
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,

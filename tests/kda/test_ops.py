@@ -209,9 +209,28 @@ def test_empty_cache_releases_scratch_and_eager_launches():
 
     workspace.get_buffer("test_scratch", torch.device("cpu"), torch.float32, 2, (4,), 3)
     runner._eager[("test",)] = []
+    runner.seen_before(("test",))
     assert workspace.cached_bytes() > 0
     kimiops.empty_cache()
-    assert workspace.cached_bytes() == 0 and not runner._eager
+    assert workspace.cached_bytes() == 0 and not runner._eager and not runner._seen
+
+
+def test_eager_shortcut_records_a_signature_on_its_second_miss(monkeypatch):
+    """Calls whose shapes never come back (eager extend in a serving engine) are not recorded: a
+    miss is recorded only when the same shapes missed recently; the record of misses is bounded."""
+    from kimiops.kda import runner
+
+    runner.forget_eager()
+    assert not runner.seen_before(("a", 1))
+    assert not runner.seen_before(("b", 2))
+    assert runner.seen_before(("a", 1))       # second sighting: record it
+    assert not runner.seen_before(("a", 1))   # forgotten once recorded (a failed record tries again later)
+    monkeypatch.setattr(runner, "_EAGER_SEEN_SIZE", 3)
+    for i in range(5):
+        runner.seen_before(("c", i))
+    assert len(runner._seen) == 3 and not runner.seen_before(("b", 2))  # the oldest were dropped
+    runner.forget_eager()
+    assert not runner._seen
 
 
 def test_metadata_only_checks_are_memoized_and_still_reject_bad_input(monkeypatch):
@@ -385,7 +404,7 @@ def test_gpu_repeated_decode_calls_match_the_full_path(monkeypatch):
             use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=A_log,
             dt_bias=dt, output_final_state=True)
 
-    runner._eager.clear()
+    runner.forget_eager()
     steps = [(inputs(), torch.tensor(p, dtype=torch.int32, device="cuda"))
              for p in ([0, 3, 5, -1], [5, 0, -1, 3], [1, 2, 3, 4])]
     fast_pool, full_pool = pool0.clone(), pool0.clone()
@@ -404,9 +423,10 @@ def test_gpu_repeated_decode_calls_match_the_full_path(monkeypatch):
     q, k, v, g, beta = inputs()
     q_strided = torch.randn(1, N, H, 2 * D, device="cuda", dtype=torch.bfloat16)[..., :D]
     q_strided.copy_(q)
-    o_a, _ = call(fast_pool.clone(), steps[0][1], q_strided, k, v, g, beta)
+    o_a, _ = call(fast_pool.clone(), steps[0][1], q_strided, k, v, g, beta)  # a new signature: seen
+    o_a2, _ = call(fast_pool.clone(), steps[0][1], q_strided, k, v, g, beta)  # seen before: recorded
     o_b, _ = call(fast_pool.clone(), steps[0][1], q, k, v, g, beta)
-    assert torch.equal(o_a, o_b) and _eager_entries() == 2
+    assert torch.equal(o_a, o_b) and torch.equal(o_a2, o_b) and _eager_entries() == 2
 
 
 @pytest.mark.gpu
@@ -420,7 +440,7 @@ def test_gpu_repeated_decode_calls_sharing_one_tensor_take_the_full_path(monkeyp
     N, H, D = 2, 2, 64
     pool = torch.randn(4, H, D, D, device="cuda", generator=gen) * 0.1
     idx = torch.tensor([2, 0], dtype=torch.int32, device="cuda")
-    runner._eager.clear()
+    runner.forget_eager()
     for _ in range(3):
         q, v, g = (torch.randn(N, 1, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(3))
         beta = torch.rand(N, 1, H, device="cuda", generator=gen, dtype=torch.bfloat16)
@@ -460,7 +480,7 @@ def test_gpu_repeated_decode_calls_with_strided_views_match_the_full_path(monkey
         return kimiops.fused_recurrent_kda(q, k, v, g, beta, initial_state=state, output_final_state=True,
                                            use_qk_l2norm_in_kernel=True)
 
-    runner._eager.clear()
+    runner.forget_eager()
     for _ in range(3):
         args = inputs()
         o_fast, s_fast = call(*args)
