@@ -2,6 +2,7 @@
 compile differently. The launches themselves run on the GPU only (``tests/kda``'s
 ``test_gpu_fast_launch_bit_identical_and_keyed_on_alignment``); the key is host-only."""
 
+import pytest
 import torch
 import triton.language as tl
 from triton.runtime.jit import JITFunction
@@ -95,16 +96,24 @@ class _FakeJIT:
         return run
 
 
-def test_launch_compiles_once_then_passes_raw_addresses(monkeypatch):
-    """``launch``: the first call of a specialization goes through Triton; later ones with the same
-    key hand the C entry point each tensor's address in its parameter's place (constexprs and other
-    scalars as given); a call that Triton would specialize differently goes through Triton again."""
+@pytest.fixture
+def stubbed_launch(monkeypatch):
+    """``kimiops.launch`` with the fast path on, an empty cache and the CUDA queries stubbed
+    (device 0, stream 55)."""
     import kimiops.launch as fast_launch
 
     monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
     monkeypatch.setattr(fast_launch, "_CACHE", {})
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 55, raising=False)
+    return fast_launch
+
+
+def test_launch_compiles_once_then_passes_raw_addresses(stubbed_launch):
+    """``launch``: the first call of a specialization goes through Triton; later ones with the same
+    key hand the C entry point each tensor's address in its parameter's place (constexprs and other
+    scalars as given); a call that Triton would specialize differently goes through Triton again."""
+    fast_launch = stubbed_launch
     kernel = _FakeJIT()
     buf = torch.empty(64, dtype=torch.float16)
     x, y = buf[:32], buf[16:48]  # both 16-byte aligned
@@ -119,16 +128,11 @@ def test_launch_compiles_once_then_passes_raw_addresses(monkeypatch):
     assert len(kernel.jit_calls) == 3
 
 
-def test_recording_keeps_what_repeats_each_launch(monkeypatch):
+def test_recording_keeps_what_repeats_each_launch(monkeypatch, stubbed_launch):
     """Inside ``recording``, each launch leaves its raw launch, grid, arguments (tensors as given)
     and tensor positions, whether compiled just now or found; a launch through Triton's own path
     leaves ``None``."""
-    import kimiops.launch as fast_launch
-
-    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
-    monkeypatch.setattr(fast_launch, "_CACHE", {})
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 55, raising=False)
+    fast_launch = stubbed_launch
     kernel = _FakeJIT()
     x = torch.empty(32, dtype=torch.float16)
     with fast_launch.recording([]) as rec:
