@@ -72,16 +72,22 @@ def best_graph_us(fns: dict, calls: int, rounds: int) -> dict:
     return best
 
 
-def loop_us(fn, n: int = 2000, rounds: int = 5) -> float:
-    """Host time of one call of ``fn`` (us): the median over ``rounds`` of the mean of ``n`` calls
-    back to back, after one warm-up call. For host-only pieces (keys, lookups, allocations); a
-    callable that launches work is timed by :func:`host_us` instead."""
-    fn()
+def loop_us(fn, n: int = 2000, rounds: int = 5, sync=None, warmup: int = 1) -> float:
+    """Time of one call of ``fn`` (us) back to back: the median over ``rounds`` of the mean of ``n``
+    calls, after ``warmup`` calls. For host-only pieces (keys, lookups, allocations); with ``sync``
+    (e.g. ``torch.cuda.synchronize``, called after the warm-up and inside each round's timing), the
+    per-call pace of calls that launch work. One call after an idle GPU is :func:`host_us`."""
+    for _ in range(warmup):
+        fn()
+    if sync is not None:
+        sync()
     times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
+        if sync is not None:
+            sync()
         times.append((time.perf_counter() - t0) / n * 1e6)
     return statistics.median(times)
 

@@ -188,7 +188,7 @@ class _EagerCall:
 
 def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, A_log,
                   dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend, allow_padded_tokens) -> tuple:
-    """The scalar part of a decode call's signature (see ``_eager``); raises ``AttributeError`` for
+    """The scalar part of a call's signature (see ``_eager``); raises ``AttributeError`` for
     a non-tensor ``initial_state`` (the full path then raises its clear error)."""
     return (
         kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
@@ -199,7 +199,7 @@ def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm,
 
 
 def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias) -> tuple:
-    """The tensors of a decode call in guard order, ``_ABSENT`` for absent optional ones."""
+    """The tensors of a call in guard order, ``_ABSENT`` for absent optional ones."""
     absent = _ABSENT
     return (q, k, v, g, beta,
             absent[0] if initial_state is None else initial_state, absent[1] if indices is None else indices,
@@ -311,8 +311,8 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
     ``eager_key``: the key :func:`eager_call` returned when the caller looked the call up in
-    ``_eager`` and missed (eager decode on a GPU, not in debug mode); the full path then leaves a bound launch
-    under it."""
+    ``_eager`` and missed a signature seen before (eager call on a GPU, not in debug mode); the full
+    path then leaves a bound launch under it."""
     compiling = torch.compiler.is_compiling()
     pool = initial_state if indices is not None else None
     for name, t in (("q", q), ("v", v)):  # read below before the full checks: type first
