@@ -97,15 +97,11 @@ class _FakeJIT:
 
 
 @pytest.fixture
-def stubbed_launch(monkeypatch):
-    """``kimiops.launch`` with the fast path on, an empty cache and the CUDA queries stubbed
-    (device 0, stream 55)."""
+def stubbed_launch(monkeypatch, cuda_queries):
+    """``kimiops.launch`` with an empty cache and the CUDA queries stubbed (``cuda_queries``)."""
     import kimiops.launch as fast_launch
 
-    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
     monkeypatch.setattr(fast_launch, "_CACHE", {})
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 55, raising=False)
     return fast_launch
 
 
@@ -123,7 +119,7 @@ def test_launch_compiles_once_then_passes_raw_addresses(stubbed_launch):
     fast_launch.launch(kernel, (3,), y, 48, 2.5, B=16)                  # same key as the first call
     assert len(kernel.jit_calls) == 2
     assert kernel.compiled.run.c_calls == [
-        (3, 1, 1, 55, 1234, False, True, None, None, (4, 1, 0), None, None, None, y.data_ptr(), 48, 2.5, 16)]
+        (3, 1, 1, 77, 1234, False, True, None, None, (4, 1, 0), None, None, None, y.data_ptr(), 48, 2.5, 16)]
     fast_launch.launch(kernel, (3,), buf[1:33], 32, 1.5, B=16)          # misaligned: Triton again
     assert len(kernel.jit_calls) == 3
 

@@ -2,23 +2,9 @@
 the launch entry stubbed: which arguments are the call's tensors, which are scratch, and when a
 call cannot be bound. The replay itself runs in the GPU tests of ``test_chunk_kernel.py``."""
 
-import types
-
-import pytest
 import torch
 
 from kimiops.kda.kernels.chunk import BoundPrefill
-
-
-@pytest.fixture
-def cuda_queries(monkeypatch):
-    import kimiops.launch as fast_launch
-
-    state = types.SimpleNamespace(device=0, stream=77)
-    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: state.device, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: state.stream, raising=False)
-    return state
 
 
 def _call(T=4):

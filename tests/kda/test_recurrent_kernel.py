@@ -14,7 +14,6 @@ import math
 import types
 
 import pytest
-
 import torch
 
 from kimiops.kda.gate import kda_gate, l2norm
@@ -476,17 +475,13 @@ def test_gpu_cuda_graph_replay_with_new_inputs():
         assert torch.equal(out, o_eager) and torch.equal(pool, pool_eager)
 
 
-def test_bound_launch_passes_addresses_in_kernel_order(monkeypatch):
+def test_bound_launch_passes_addresses_in_kernel_order(cuda_queries):
     """``BoundLaunch`` (the eager decode shortcut) hands the raw launch every tensor's address in
     the kernel's parameter order, a new contiguous ``o`` shaped like v, and the bound scalars; run
     on CPU tensors with the CUDA queries stubbed (the launch itself runs in the GPU tests)."""
-    import kimiops.launch as fast_launch
     from kimiops.kda.kernels import recurrent as rec
 
     calls = []
-    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 77, raising=False)
     q, k, g = (torch.randn(1, 2, 3, 8) for _ in range(3))
     v = torch.randn(1, 2, 3, 4, 2)[..., 0]  # strided v: o must still come out contiguous
     beta, pool, idx, cu = torch.randn(1, 2, 3), torch.zeros(5, 3, 4, 8), torch.zeros(2, dtype=torch.int32), \
@@ -501,6 +496,6 @@ def test_bound_launch_passes_addresses_in_kernel_order(monkeypatch):
                 o.data_ptr(), pool.data_ptr(), pool.data_ptr(), idx.data_ptr(), idx.data_ptr(), cu.data_ptr(),
                 A_log.data_ptr() if gate else None, dt_bias.data_ptr() if gate else None, 0.5, "tail")
         assert calls[-1] == want
-    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 1, raising=False)  # another current device
+    cuda_queries.device = 1  # another current device
     assert bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias) is None
 
