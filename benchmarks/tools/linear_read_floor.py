@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""How fast can a kernel that only *reads* a weight go, timed the way `bench_linear.py` times
+`kimiops.linear` and cuBLAS (CUDA-graph replay, one call per rotating weight copy, cold L2)?
+
+The issue's 1.5x geomean over cuBLAS is a statement about bandwidth and per-call fixed cost: a
+linear at decode M cannot beat the time it takes to stream its weight once. This tool measures
+that ceiling on the machine, next to cuBLAS and `linear(backend="auto")` in the same process:
+
+- ``flat``: a persistent-style streaming kernel, ``P`` programs each summing one contiguous range
+  of the weight's bytes (plain vector loads, software pipelined ``stages`` deep), no matrix math;
+- ``tma``: the same ranges read as ``[BR, 64]`` tiles through TMA descriptors;
+- each with programmatic dependent launch off, on with the loads after the wait (``pdl``), and on
+  with the loads issued before the wait (``early``: only legal for bytes no earlier kernel in
+  flight writes, as model weights in a decode step; it bounds what overlapping a call's ramp-up
+  with the previous call's tail could give).
+
+Phase 1 sweeps the variants on two shapes; phase 2 times the best few on every shape of the
+issue. It prints, per shape, the best read time, its TB/s, the intercept and slope of time
+against bytes, and the geomean over the issue's 55 cells of cuBLAS's time over the best read
+time: the speedup a linear would get if it ran at that read floor.
+
+    PYTHONPATH=$PWD python3 benchmarks/tools/linear_read_floor.py [--json OUT.json]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import bench_linear as bl  # noqa: E402
+
+from kimiops.bench.timing import copy_bandwidth, environment  # noqa: E402
+from kimiops.gemm.linear import linear  # noqa: E402
+from kimiops.intmath import cdiv  # noqa: E402
+
+TMA_COLS = 64  # TMA view of the weight: rows of 64 bf16 (128 bytes)
+
+
+@triton.jit
+def _read_flat_kernel(w_ptr, out_ptr, numel, per_prog, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr,
+                      PDL: tl.constexpr, EARLY: tl.constexpr):
+    """out[pid] = sum of w[pid * per_prog : (pid + 1) * per_prog] (fp32), read BLOCK elements at a time."""
+    pid = tl.program_id(0)
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        if not EARLY:
+            tl.extra.cuda.gdc_wait()
+    lo = pid.to(tl.int64) * per_prog
+    hi = tl.minimum(lo + per_prog, numel)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for s in tl.range(lo, hi, BLOCK, num_stages=NUM_STAGES):
+        x = tl.load(w_ptr + s + offs, mask=s + offs < hi, other=0.0, eviction_policy="evict_first")
+        acc += x.to(tl.float32)
+    if PDL and EARLY:
+        tl.extra.cuda.gdc_wait()  # before the only write
+    tl.store(out_ptr + pid, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def _read_tma_kernel(desc, out_ptr, n_rows, rows_per_prog, BR: tl.constexpr, BC: tl.constexpr,
+                     NUM_STAGES: tl.constexpr, PDL: tl.constexpr, EARLY: tl.constexpr):
+    """out[pid] = sum of rows [pid * rows_per_prog, ...) of the [n_rows, BC] view, BR rows per TMA load."""
+    pid = tl.program_id(0)
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        if not EARLY:
+            tl.extra.cuda.gdc_wait()
+    lo = pid * rows_per_prog
+    hi = tl.minimum(lo + rows_per_prog, n_rows)
+    acc = tl.zeros([BR, BC], tl.float32)
+    for r in tl.range(lo, hi, BR, num_stages=NUM_STAGES):
+        acc += desc.load([r, 0]).to(tl.float32)  # rows past n_rows read as zeros (TMA bounds)
+    if PDL and EARLY:
+        tl.extra.cuda.gdc_wait()
+    tl.store(out_ptr + pid, tl.sum(tl.sum(acc, axis=1), axis=0))
+
+
+def flat_call(P, block, stages, warps, mode, out):
+    pdl, early = mode != "off", mode == "early"
+
+    def call(w):
+        numel = w.numel()
+        per = cdiv(cdiv(numel, P), block) * block
+        _read_flat_kernel[(P,)](w, out, numel, per, BLOCK=block, NUM_STAGES=stages, PDL=pdl, EARLY=early,
+                                num_warps=warps, num_stages=stages, **({"launch_pdl": True} if pdl else {}))
+    return call
+
+
+def tma_call(P, br, stages, warps, mode, out):
+    pdl, early = mode != "off", mode == "early"
+    descs = {}
+
+    def call(w):
+        key = w.data_ptr()
+        if key not in descs:
+            descs[key] = TensorDescriptor.from_tensor(w.view(-1, TMA_COLS), [br, TMA_COLS])
+        n_rows = w.numel() // TMA_COLS
+        per = cdiv(cdiv(n_rows, P), br) * br
+        _read_tma_kernel[(P,)](descs[key], out, n_rows, per, BR=br, BC=TMA_COLS, NUM_STAGES=stages, PDL=pdl,
+                               EARLY=early, num_warps=warps, num_stages=stages,
+                               **({"launch_pdl": True} if pdl else {}))
+    return call
+
+
+def variants(sms):
+    """name -> factory(out) of every read variant swept in phase 1."""
+    out = {}
+    for mult, block, stages, warps, mode in itertools.product((1, 2, 4), (4096, 8192), (1, 3), (4, 8),
+                                                               ("off", "pdl", "early")):
+        P = mult * sms
+        out[f"flat P{P} b{block} s{stages} w{warps} {mode}"] = (
+            lambda o, P=P, b=block, s=stages, w=warps, m=mode: flat_call(P, b, s, w, m, o))
+    for mult, br, stages, warps, mode in itertools.product((1, 2), (128, 256), (3, 4), (4,), ("off", "pdl", "early")):
+        P = mult * sms
+        if br * TMA_COLS * 2 * stages > 200 * 1024:
+            continue
+        out[f"tma P{P} r{br} s{stages} w{warps} {mode}"] = (
+            lambda o, P=P, b=br, s=stages, w=warps, m=mode: tma_call(P, b, s, w, m, o))
+    return out
+
+
+def check(call, w, out, P):
+    out.zero_()
+    call(w)
+    torch.cuda.synchronize()
+    got = out[:P].double().sum().item()
+    ref = w.double().sum().item()
+    if not math.isclose(got, ref, rel_tol=1e-3, abs_tol=1e-2 * math.sqrt(w.numel()) * 1e-3):
+        raise AssertionError(f"read kernel sum {got} != {ref}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--sweep-shapes", default="6144x2048,6144x6144")
+    p.add_argument("--keep", type=int, default=4, help="variants carried from phase 1 to phase 2")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rep", type=int, default=12)
+    args = p.parse_args()
+    torch.manual_seed(0)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    bw = copy_bandwidth()
+    env = environment()
+    print(f"{env}\ncopy bandwidth {bw / 1e12:.3f} TB/s (read + write)", flush=True)
+    out = torch.zeros(8 * sms, device="cuda", dtype=torch.float32)
+    facts = variants(sms)
+
+    def t(call, weights):
+        return bl.graph_us(call, weights, args.warmup, args.rep)
+
+    # phase 1: every variant on the sweep shapes
+    phase1 = {}
+    for N, K in bl.parse_shapes(args.sweep_shapes):
+        weights = bl.rotating_weights(N, K)
+        nbytes = N * K * 2
+        for name, make in facts.items():
+            call = make(out)
+            P = int(name.split()[1][1:])
+            try:
+                check(call, weights[0], out, P)
+                us = t(call, weights)
+            except Exception as exc:  # a variant that does not compile or run is reported, not fatal
+                print(f"  {N}x{K} {name}: FAILED {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+                continue
+            phase1.setdefault(name, {})[f"{N}x{K}"] = us
+            print(f"  {N}x{K} {name:<34} {us:8.2f} us  {nbytes / us / 1e6:6.3f} TB/s", flush=True)
+        del weights
+    shapes1 = [s for s in args.sweep_shapes.split(",")]
+    ranked = sorted((n for n in phase1 if all(s in phase1[n] for s in shapes1)),
+                    key=lambda n: math.prod(phase1[n][s] for s in shapes1))
+    keep = ranked[: args.keep]
+    print("phase 1 best (product over the sweep shapes):", *keep, sep="\n  ", flush=True)
+
+    # phase 2: the kept variants, cuBLAS and auto on every shape and M of the issue
+    rows = []
+    for N, K in bl.SHAPES:
+        weights = bl.rotating_weights(N, K)
+        nbytes = N * K * 2
+        reads = {}
+        for name in keep:
+            call = facts[name](out)
+            check(call, weights[0], out, int(name.split()[1][1:]))
+            reads[name] = t(call, weights)
+        best_name = min(reads, key=reads.get)
+        row = {"N": N, "K": K, "weight_mib": nbytes / 2**20, "read_us": reads, "best_read": best_name,
+               "best_read_us": reads[best_name], "best_read_tb_s": nbytes / reads[best_name] / 1e6,
+               "cublas_us": {}, "auto_us": {}}
+        for M in bl.MS:
+            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            row["cublas_us"][M] = t(lambda w: torch.mm(x, w.t(), out=y), weights)
+            row["auto_us"][M] = t(lambda w: linear(x, w, out=y, backend="auto"), weights)
+        rows.append(row)
+        print(f"{N:>5}x{K:<6} {nbytes / 2**20:6.1f} MiB  read {row['best_read_us']:7.2f} us "
+              f"({row['best_read_tb_s']:.3f} TB/s, {best_name})  cuBLAS M=1/32 {row['cublas_us'][1]:7.2f} / "
+              f"{row['cublas_us'][32]:7.2f}  auto {row['auto_us'][1]:7.2f} / {row['auto_us'][32]:7.2f}", flush=True)
+        del weights
+
+    # time = intercept + bytes / slope, least squares over the shapes
+    xs = [r["N"] * r["K"] * 2 for r in rows]
+    ys = [r["best_read_us"] for r in rows]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    a = my - b * mx
+
+    def gm(vals):
+        vals = list(vals)
+        return math.exp(sum(map(math.log, vals)) / len(vals))
+
+    ceiling = gm(r["cublas_us"][M] / r["best_read_us"] for r in rows for M in bl.MS)
+    auto = gm(r["cublas_us"][M] / r["auto_us"][M] for r in rows for M in bl.MS)
+    summary = {"read_fit_intercept_us": a, "read_fit_slope_tb_s": 1e-6 / b, "geomean_cublas_over_read_floor": ceiling,
+               "geomean_cublas_over_auto": auto, "copy_bw_tb_s": bw / 1e12}
+    print(f"read floor fit: {a:.2f} us + bytes / {1e-6 / b:.3f} TB/s")
+    print(f"geomean over {n * len(bl.MS)} cells: cuBLAS / read floor {ceiling:.3f}x; cuBLAS / auto {auto:.3f}x")
+    if args.json:
+        args.json.write_text(json.dumps({"env": env, "summary": summary, "phase1": phase1, "kept": keep,
+                                         "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
