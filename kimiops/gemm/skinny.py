@@ -196,6 +196,7 @@ def _skinny_linear_kernel(
     HAS_BIAS: tl.constexpr, SPLIT: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr,
     REDUCE_UNROLL: tl.constexpr, CHUNK_TILES: tl.constexpr, PDL: tl.constexpr, PREFETCH_K: tl.constexpr,
+    PREFETCH_STEP: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
@@ -220,9 +221,11 @@ def _skinny_linear_kernel(
         # written before the wait; the next kernel may launch as soon as we all get here.
         tl.extra.cuda.gdc_launch_dependents()
         pf_rows = tl.minimum(offs_n, N - 1).to(tl.int64)[:, None] * stride_wn
-        pf_cols = tl.minimum(k_lo + tl.arange(0, PREFETCH_K // 64)[None, :] * 64, k_hi - 1)
-        tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [w_ptr + pf_rows + pf_cols],
-                                  dtype=tl.int32, is_pure=False, pack=1)
+        for pf in tl.static_range(0, PREFETCH_K, PREFETCH_STEP):  # one 128-byte line per 64 elements
+            if k_lo + pf < k_hi:
+                pf_cols = tl.minimum(k_lo + pf + tl.arange(0, PREFETCH_STEP // 64)[None, :] * 64, k_hi - 1)
+                tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
+                                          [w_ptr + pf_rows + pf_cols], dtype=tl.int32, is_pure=False, pack=1)
         tl.extra.cuda.gdc_wait()
 
     # Chunked fp32 accumulation: a fresh accumulator per CHUNK_TILES K tiles, added into the total
@@ -319,6 +322,7 @@ def skinny_linear(
             BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
             NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, next_power_of_2(splits)),
             CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, PREFETCH_K=PREFETCH_K,
+            PREFETCH_STEP=min(PREFETCH_K, 512),
             num_warps=config.num_warps, num_stages=config.num_stages, **({"launch_pdl": True} if pdl else {}),
         )
     return out
