@@ -42,20 +42,27 @@ from kimiops.bench.timing import copy_bandwidth, environment  # noqa: E402
 from kimiops.gemm.linear import linear  # noqa: E402
 from kimiops.intmath import cdiv  # noqa: E402
 
-TMA_COLS = 64  # TMA view of the weight: rows of 64 bf16 (128 bytes)
+TMA_COLS = 64
+MODES = ("off", "pdl", "pf", "early")  # TMA view of the weight: rows of 64 bf16 (128 bytes)
 
 
 @triton.jit
 def _read_flat_kernel(w_ptr, out_ptr, numel, per_prog, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr,
-                      PDL: tl.constexpr, EARLY: tl.constexpr):
+                      PDL: tl.constexpr, EARLY: tl.constexpr, L2_PREFETCH: tl.constexpr):
     """out[pid] = sum of w[pid * per_prog : (pid + 1) * per_prog] (fp32), read BLOCK elements at a time."""
     pid = tl.program_id(0)
-    if PDL:
-        tl.extra.cuda.gdc_launch_dependents()
-        if not EARLY:
-            tl.extra.cuda.gdc_wait()
     lo = pid.to(tl.int64) * per_prog
     hi = tl.minimum(lo + per_prog, numel)
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        if L2_PREFETCH:  # ask L2 for the whole range (one 128-byte line per 64 elements), then wait
+            lines = tl.arange(0, 1024) * 64
+            for s in range(lo, hi, 1024 * 64):
+                tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
+                                          [w_ptr + tl.minimum(s + lines, hi - 1)], dtype=tl.int32, is_pure=False,
+                                          pack=1)
+        if not EARLY:
+            tl.extra.cuda.gdc_wait()
     offs = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], tl.float32)
     for s in tl.range(lo, hi, BLOCK, num_stages=NUM_STAGES):
@@ -86,12 +93,12 @@ def _read_tma_kernel(desc, out_ptr, n_rows, rows_per_prog, BR: tl.constexpr, BC:
 
 
 def flat_call(P, block, stages, warps, mode, out):
-    pdl, early = mode != "off", mode == "early"
+    pdl, early, pf = mode != "off", mode == "early", mode == "pf"
 
     def call(w):
         numel = w.numel()
         per = cdiv(cdiv(numel, P), block) * block
-        _read_flat_kernel[(P,)](w, out, numel, per, BLOCK=block, NUM_STAGES=stages, PDL=pdl, EARLY=early,
+        _read_flat_kernel[(P,)](w, out, numel, per, BLOCK=block, NUM_STAGES=stages, PDL=pdl, EARLY=early, L2_PREFETCH=pf,
                                 num_warps=warps, num_stages=stages, **({"launch_pdl": True} if pdl else {}))
     return call
 
@@ -116,11 +123,11 @@ def variants(sms):
     """name -> factory(out) of every read variant swept in phase 1."""
     out = {}
     for mult, block, stages, warps, mode in itertools.product((1, 2, 4), (4096, 8192), (1, 3), (4, 8),
-                                                               ("off", "pdl", "early")):
+                                                               MODES):
         P = mult * sms
         out[f"flat P{P} b{block} s{stages} w{warps} {mode}"] = (
             lambda o, P=P, b=block, s=stages, w=warps, m=mode: flat_call(P, b, s, w, m, o))
-    for mult, br, stages, warps, mode in itertools.product((1, 2), (128, 256), (3, 4), (4,), ("off", "pdl", "early")):
+    for mult, br, stages, warps, mode in itertools.product((1, 2), (128, 256), (3, 4), (4,), ("off", "pdl", "early")):  # no "pf"
         P = mult * sms
         if br * TMA_COLS * 2 * stages > 200 * 1024:
             continue
@@ -143,7 +150,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--sweep-shapes", default="6144x2048,6144x6144")
-    p.add_argument("--keep", type=int, default=4, help="variants carried from phase 1 to phase 2")
+    p.add_argument("--keep", type=int, default=2, help="variants per mode carried from phase 1 to phase 2")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--rep", type=int, default=12)
     args = p.parse_args()
@@ -178,8 +185,8 @@ def main() -> None:
     shapes1 = [s for s in args.sweep_shapes.split(",")]
     ranked = sorted((n for n in phase1 if all(s in phase1[n] for s in shapes1)),
                     key=lambda n: math.prod(phase1[n][s] for s in shapes1))
-    keep = ranked[: args.keep]
-    print("phase 1 best (product over the sweep shapes):", *keep, sep="\n  ", flush=True)
+    keep = [n for mode in MODES for n in [r for r in ranked if r.endswith(" " + mode)][: args.keep]]
+    print("phase 1 best per mode (product over the sweep shapes):", *keep, sep="\n  ", flush=True)
 
     # phase 2: the kept variants, cuBLAS and auto on every shape and M of the issue
     rows = []
@@ -191,39 +198,41 @@ def main() -> None:
             call = facts[name](out)
             check(call, weights[0], out, int(name.split()[1][1:]))
             reads[name] = t(call, weights)
-        best_name = min(reads, key=reads.get)
-        row = {"N": N, "K": K, "weight_mib": nbytes / 2**20, "read_us": reads, "best_read": best_name,
-               "best_read_us": reads[best_name], "best_read_tb_s": nbytes / reads[best_name] / 1e6,
-               "cublas_us": {}, "auto_us": {}}
+        best = {mode: min((n for n in reads if n.endswith(" " + mode)), key=reads.get) for mode in MODES}
+        row = {"N": N, "K": K, "weight_mib": nbytes / 2**20, "read_us": reads,
+               "best_read": {mode: [n, reads[n]] for mode, n in best.items()}, "cublas_us": {}, "auto_us": {}}
         for M in bl.MS:
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
             row["cublas_us"][M] = t(lambda w: torch.mm(x, w.t(), out=y), weights)
             row["auto_us"][M] = t(lambda w: linear(x, w, out=y, backend="auto"), weights)
         rows.append(row)
-        print(f"{N:>5}x{K:<6} {nbytes / 2**20:6.1f} MiB  read {row['best_read_us']:7.2f} us "
-              f"({row['best_read_tb_s']:.3f} TB/s, {best_name})  cuBLAS M=1/32 {row['cublas_us'][1]:7.2f} / "
-              f"{row['cublas_us'][32]:7.2f}  auto {row['auto_us'][1]:7.2f} / {row['auto_us'][32]:7.2f}", flush=True)
+        reads_s = "  ".join(f"{mode} {reads[n]:6.2f}" for mode, n in best.items())
+        print(f"{N:>5}x{K:<6} {nbytes / 2**20:6.1f} MiB  read floor (us) by mode: {reads_s}  | cuBLAS M=1/32 "
+              f"{row['cublas_us'][1]:6.2f} / {row['cublas_us'][32]:6.2f}  auto {row['auto_us'][1]:6.2f} / "
+              f"{row['auto_us'][32]:6.2f}", flush=True)
         del weights
-
-    # time = intercept + bytes / slope, least squares over the shapes
-    xs = [r["N"] * r["K"] * 2 for r in rows]
-    ys = [r["best_read_us"] for r in rows]
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    a = my - b * mx
 
     def gm(vals):
         vals = list(vals)
         return math.exp(sum(map(math.log, vals)) / len(vals))
 
-    ceiling = gm(r["cublas_us"][M] / r["best_read_us"] for r in rows for M in bl.MS)
-    auto = gm(r["cublas_us"][M] / r["auto_us"][M] for r in rows for M in bl.MS)
-    summary = {"read_fit_intercept_us": a, "read_fit_slope_tb_s": 1e-6 / b, "geomean_cublas_over_read_floor": ceiling,
-               "geomean_cublas_over_auto": auto, "copy_bw_tb_s": bw / 1e12}
-    print(f"read floor fit: {a:.2f} us + bytes / {1e-6 / b:.3f} TB/s")
-    print(f"geomean over {n * len(bl.MS)} cells: cuBLAS / read floor {ceiling:.3f}x; cuBLAS / auto {auto:.3f}x")
+    # per mode: time = intercept + bytes / slope (least squares over the shapes), and the geomean
+    # over the issue's cells of cuBLAS's time over that read floor
+    xs = [r["N"] * r["K"] * 2 for r in rows]
+    summary = {"copy_bw_tb_s": bw / 1e12,
+               "geomean_cublas_over_auto": gm(r["cublas_us"][M] / r["auto_us"][M] for r in rows for M in bl.MS)}
+    for mode in MODES:
+        ys = [r["best_read"][mode][1] for r in rows]
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        a = my - b * mx
+        ceiling = gm(r["cublas_us"][M] / r["best_read"][mode][1] for r in rows for M in bl.MS)
+        summary[mode] = {"fit_intercept_us": a, "fit_slope_tb_s": 1e-6 / b, "geomean_cublas_over_read_floor": ceiling}
+        print(f"read floor, mode {mode:<5}: {a:.2f} us + bytes / {1e-6 / b:.3f} TB/s; geomean over "
+              f"{n * len(bl.MS)} cells of cuBLAS / read floor {ceiling:.3f}x")
+    print(f"geomean of cuBLAS / auto over the same cells: {summary['geomean_cublas_over_auto']:.3f}x")
     if args.json:
         args.json.write_text(json.dumps({"env": env, "summary": summary, "phase1": phase1, "kept": keep,
                                          "rows": rows}, indent=1))
