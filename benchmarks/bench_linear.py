@@ -134,13 +134,14 @@ def precompile(jobs, workers: int, log) -> None:
     log(f"precompiled {len(jobs)} variants in {time.time() - started:.1f}s ({len(failed)} failed)")
 
 
-def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES, block_ks=BLOCK_K_CANDIDATES):
+def sweep_jobs(shapes, ms, block_ns=BLOCK_N_CANDIDATES, block_ks=BLOCK_K_CANDIDATES, tiles=TILE_CANDIDATES,
+               split_limit=2):
     jobs = []
     for N, K in shapes:
-        for bn, ks, block_k in shape_candidates(N, K, block_ns, block_ks):
+        for bn, ks, block_k in shape_candidates(N, K, block_ns, block_ks, split_limit):
             for M in ms:
                 bm = block_m_for(M)
-                for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
+                for (num_warps, num_stages), pdl in itertools.product(tiles, PDL_CANDIDATES):
                     cfg = dict(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
                                num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
                     jobs.append((N, K, M, tuple(sorted(cfg.items())), False, "bfloat16"))
@@ -161,11 +162,11 @@ def test_jobs(shapes, family):
 
 
 def shape_candidates(N: int, K: int, block_ns=BLOCK_N_CANDIDATES,
-                     block_ks=BLOCK_K_CANDIDATES) -> list[tuple[int, int, int]]:
+                     block_ks=BLOCK_K_CANDIDATES, split_limit: int = 2) -> list[tuple[int, int, int]]:
     """Shape-level choices (block_n, k_split, block_k): they fix the K order, so all M share one.
     K tiles wider than K are not tried (below K = 128: ``block_k_for(K)`` only)."""
     widths = sorted({bk for bk in block_ks if bk <= K} if K >= 128 else set()) or [block_k_for(K)]
-    return [(bn, ks, bk) for bk in widths for bn in block_ns for ks in split_candidates(N, K, bn, bk, limit=2)]
+    return [(bn, ks, bk) for bk in widths for bn in block_ns for ks in split_candidates(N, K, bn, bk, limit=split_limit)]
 
 
 def try_config(x, w, y, cfg):
@@ -182,7 +183,7 @@ def sweep_shape(N, K, ms, weights, args, log):
     """Times cuBLAS and every candidate for each M.
 
     Returns (cublas_us, {(block_n, k_split, block_k): {M: [(cfg, us)]}})."""
-    cands = shape_candidates(N, K, args.block_n, args.block_k)
+    cands = shape_candidates(N, K, args.block_n, args.block_k, args.split_limit)
     cublas, ours = {}, {c: {} for c in cands}
     for M in ms:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -192,7 +193,7 @@ def sweep_shape(N, K, ms, weights, args, log):
         for bn, ks, block_k in cands:
             ours[(bn, ks, block_k)][M] = []
             seen = set()
-            for (num_warps, num_stages), pdl in itertools.product(TILE_CANDIDATES, PDL_CANDIDATES):
+            for (num_warps, num_stages), pdl in itertools.product(args.tiles, PDL_CANDIDATES):
                 bm = block_m_for(M)
                 cfg = SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
                                    num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
@@ -285,6 +286,10 @@ def main() -> None:
                    help="weight-tile heights to sweep (default: BLOCK_N_CANDIDATES of kimiops.gemm.skinny)")
     p.add_argument("--block-k", type=lambda s: tuple(int(v) for v in s.split(",")), default=BLOCK_K_CANDIDATES,
                    help="K-tile widths to sweep (default: BLOCK_K_CANDIDATES of kimiops.gemm.skinny)")
+    p.add_argument("--tiles", type=lambda s: tuple(tuple(int(v) for v in t.split("x")) for t in s.split(",")),
+                   default=TILE_CANDIDATES, help="per-M (num_warps)x(num_stages) tiles, e.g. 4x6,8x4 "
+                   "(default: TILE_CANDIDATES of kimiops.gemm.skinny)")
+    p.add_argument("--split-limit", type=int, default=2, help="K splits per (block_n, block_k) (split_candidates)")
     p.add_argument("--margin", type=float, default=1.03, help="speedup over cuBLAS a table entry needs")
     p.add_argument("--workers", type=int, default=12, help="processes that precompile kernel variants")
     p.add_argument("--warm-tests", action="store_true",
@@ -310,7 +315,8 @@ def main() -> None:
              "shapes": {}}
     sweep_record = {}
     if args.workers > 0:
-        precompile(sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k), args.workers, log)
+        precompile(sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k, args.tiles, args.split_limit),
+                   args.workers, log)
     for N, K in args.shapes:
         weights = rotating_weights(N, K)
         cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
@@ -369,7 +375,8 @@ def main() -> None:
         "settings": {"dtype": "bfloat16", "bias": False, "ms": list(args.ms), "margin": args.margin,
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
                      "block_n_candidates": list(args.block_n), "block_k_candidates": list(args.block_k),
-                     "tile_candidates": [list(t) for t in TILE_CANDIDATES], "pdl_candidates": list(PDL_CANDIDATES)},
+                     "tile_candidates": [list(t) for t in args.tiles], "split_limit": args.split_limit,
+                     "pdl_candidates": list(PDL_CANDIDATES)},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record,
         "wall_s": round(time.time() - started, 1),
