@@ -140,8 +140,6 @@ class SkinnyConfig:
     num_warps: int = 4
     num_stages: int = 4
     pdl: bool = False  # programmatic dependent launch + L2 prefetch (sm90+; ignored elsewhere)
-    #: weight tiles (0-4) loaded into registers before waiting for the previous kernel (with pdl)
-    early_tiles: int = 0
 
     def __post_init__(self) -> None:
         for name in ("block_n", "block_m", "block_k"):
@@ -154,8 +152,6 @@ class SkinnyConfig:
             raise ValueError(f"num_warps: expected 1, 2, 4, 8 or 16, got {self.num_warps}")
         if self.num_stages < 1:
             raise ValueError(f"num_stages: expected >= 1, got {self.num_stages}")
-        if self.early_tiles not in (0, 1, 2, 3, 4):
-            raise ValueError(f"early_tiles: expected 0, 1, 2, 3 or 4, got {self.early_tiles}")
 
 
 def block_k_for(K: int) -> int:
@@ -192,27 +188,6 @@ def default_config(N: int, K: int, M: int) -> SkinnyConfig:
     )
 
 
-@triton.jit
-def _weight_tile(w_rows, offs_k, k_hi, mask_n):
-    """The ``[BLOCK_N, BLOCK_K]`` weight tile at columns ``offs_k``, zeros past ``k_hi`` and N."""
-    return tl.load(w_rows + offs_k[None, :], mask=mask_n[:, None] & (offs_k < k_hi)[None, :], other=0.0,
-                   eviction_policy="evict_first")
-
-
-@triton.jit
-def _early_step(w, x_cols, k_lo, i: tl.constexpr, k_hi, offs_kb, mask_m, acc, total_acc, CHUNK_TILES: tl.constexpr,
-                BLOCK_K: tl.constexpr):
-    """Tile ``i`` of the program's K range with a weight tile already in registers: the main
-    loop's product and chunk flush, for that tile."""
-    offs_k = k_lo + i * BLOCK_K + offs_kb
-    xt = tl.load(x_cols + offs_k[:, None], mask=mask_m[None, :] & (offs_k < k_hi)[:, None], other=0.0)
-    acc = tl.dot(w, xt, acc)
-    if i % CHUNK_TILES == CHUNK_TILES - 1:
-        total_acc = total_acc + acc
-        acc = tl.zeros_like(acc)
-    return acc, total_acc
-
-
 @triton.jit(do_not_specialize=["M"])
 def _skinny_linear_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, count_ptr,
@@ -221,7 +196,7 @@ def _skinny_linear_kernel(
     HAS_BIAS: tl.constexpr, SPLIT: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr,
     REDUCE_UNROLL: tl.constexpr, CHUNK_TILES: tl.constexpr, PDL: tl.constexpr, PREFETCH_K: tl.constexpr,
-    PREFETCH_STEP: tl.constexpr, EARLY_TILES: tl.constexpr,
+    PREFETCH_STEP: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
@@ -239,32 +214,18 @@ def _skinny_linear_kernel(
     k_hi = tl.minimum(k_lo + K_SPLIT, K)
     if PDL:
         # Programmatic dependent launch: this grid may start while the previous kernel on the
-        # stream is still running; the next kernel may launch as soon as we all get here.
+        # stream is still running. Before waiting for it, only ask L2 to fetch the first
+        # PREFETCH_K elements of each of our weight rows (prefetch.global.L2 is a hint: the data
+        # is read after the wait, from L2, which is the point of coherence, so a weight written
+        # by the previous kernel is still read correctly). Nothing is loaded into registers or
+        # written before the wait; the next kernel may launch as soon as we all get here.
         tl.extra.cuda.gdc_launch_dependents()
-        if EARLY_TILES == 0:
-            # Before waiting for the previous kernel, only ask L2 to fetch the first PREFETCH_K
-            # elements of each of our weight rows (prefetch.global.L2 is a hint: the data is read
-            # after the wait, from L2, the point of coherence, so a weight written by the previous
-            # kernel is still read correctly).
-            pf_rows = tl.minimum(offs_n, N - 1).to(tl.int64)[:, None] * stride_wn
-            for pf in tl.static_range(0, PREFETCH_K, PREFETCH_STEP):  # one 128-byte line per 64 elements
-                if k_lo + pf < k_hi:
-                    pf_cols = tl.minimum(k_lo + pf + tl.arange(0, PREFETCH_STEP // 64)[None, :] * 64, k_hi - 1)
-                    tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
-                                              [w_ptr + pf_rows + pf_cols], dtype=tl.int32, is_pure=False, pack=1)
-    # EARLY_TILES > 0: the first EARLY_TILES weight tiles of this program are loaded into registers
-    # before the wait, so with PDL the weight stream starts while the previous kernel drains. Only
-    # legal when no kernel that may still be running writes the weight (see
-    # ``SkinnyConfig.early_tiles``). x, the bias and every store come after the wait.
-    if EARLY_TILES > 0:
-        w_e0 = _weight_tile(w_rows, k_lo + offs_kb, k_hi, mask_n)
-    if EARLY_TILES > 1:
-        w_e1 = _weight_tile(w_rows, k_lo + BLOCK_K + offs_kb, k_hi, mask_n)
-    if EARLY_TILES > 2:
-        w_e2 = _weight_tile(w_rows, k_lo + 2 * BLOCK_K + offs_kb, k_hi, mask_n)
-    if EARLY_TILES > 3:
-        w_e3 = _weight_tile(w_rows, k_lo + 3 * BLOCK_K + offs_kb, k_hi, mask_n)
-    if PDL:
+        pf_rows = tl.minimum(offs_n, N - 1).to(tl.int64)[:, None] * stride_wn
+        for pf in tl.static_range(0, PREFETCH_K, PREFETCH_STEP):  # one 128-byte line per 64 elements
+            if k_lo + pf < k_hi:
+                pf_cols = tl.minimum(k_lo + pf + tl.arange(0, PREFETCH_STEP // 64)[None, :] * 64, k_hi - 1)
+                tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
+                                          [w_ptr + pf_rows + pf_cols], dtype=tl.int32, is_pure=False, pack=1)
         tl.extra.cuda.gdc_wait()
 
     # Chunked fp32 accumulation: a fresh accumulator per CHUNK_TILES K tiles, added into the total
@@ -273,16 +234,7 @@ def _skinny_linear_kernel(
     # chunk boundaries are fixed K offsets: the order stays a function of (N, K) only.
     total_acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
     acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
-    # the early tiles first, in K order (tiles past k_hi are all zeros: acc unchanged)
-    if EARLY_TILES > 0:
-        acc, total_acc = _early_step(w_e0, x_cols, k_lo, 0, k_hi, offs_kb, mask_m, acc, total_acc, CHUNK_TILES, BLOCK_K)
-    if EARLY_TILES > 1:
-        acc, total_acc = _early_step(w_e1, x_cols, k_lo, 1, k_hi, offs_kb, mask_m, acc, total_acc, CHUNK_TILES, BLOCK_K)
-    if EARLY_TILES > 2:
-        acc, total_acc = _early_step(w_e2, x_cols, k_lo, 2, k_hi, offs_kb, mask_m, acc, total_acc, CHUNK_TILES, BLOCK_K)
-    if EARLY_TILES > 3:
-        acc, total_acc = _early_step(w_e3, x_cols, k_lo, 3, k_hi, offs_kb, mask_m, acc, total_acc, CHUNK_TILES, BLOCK_K)
-    for k in tl.range(k_lo + EARLY_TILES * BLOCK_K, k_hi, BLOCK_K, num_stages=NUM_STAGES):
+    for k in tl.range(k_lo, k_hi, BLOCK_K, num_stages=NUM_STAGES):
         offs_k = k + offs_kb
         if EVEN_K:
             x_mask = mask_m[None, :]
@@ -370,7 +322,7 @@ def skinny_linear(
             BLOCK_N=config.block_n, BLOCK_M=config.block_m, BLOCK_K=config.block_k,
             NUM_STAGES=config.num_stages, REDUCE_UNROLL=min(8, next_power_of_2(splits)),
             CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, PREFETCH_K=PREFETCH_K,
-            PREFETCH_STEP=min(PREFETCH_K, 512), EARLY_TILES=config.early_tiles,
+            PREFETCH_STEP=min(PREFETCH_K, 512),
             num_warps=config.num_warps, num_stages=config.num_stages, **({"launch_pdl": True} if pdl else {}),
         )
     return out

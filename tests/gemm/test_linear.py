@@ -313,27 +313,6 @@ def test_pdl_and_chunked_accumulation_do_not_change_bits(device):
     assert rel_err(want, reference(x, w, b)) <= 1e-5
 
 
-@pytest.mark.parametrize("early", [1, 2, 4])
-@pytest.mark.parametrize("M,N,K,k_split,block_k", [
-    (5, 64, 2560, 2560, 128),  # 20 tiles in 3 chunks (CHUNK_K 1024): early tiles, then the loop
-    (3, 96, 200, 128, 64),     # ragged N and K, 2 splits, last split shorter than the early tiles
-    (1, 64, 40, 64, 64),       # K below one tile: early tiles past K are all zeros
-])
-def test_early_weight_tiles_do_not_change_bits(device, early, M, N, K, k_split, block_k):
-    """Weight tiles loaded before the PDL wait are the same K tiles in the same order."""
-    x, w, b = make(M, N, K, device)
-    base = SkinnyConfig(block_n=64, block_m=16, block_k=block_k, k_split=k_split, pdl=True)
-    want = skinny_linear(x, w, b, torch.empty(M, N, device=device), base)
-    got = skinny_linear(x, w, b, torch.empty(M, N, device=device), SkinnyConfig(**{**base.__dict__, "early_tiles": early}))
-    assert torch.equal(got, want)
-    assert rel_err(want, reference(x, w, b)) <= 1e-5
-
-
-def test_early_tiles_range_is_checked():
-    with pytest.raises(ValueError, match="early_tiles"):
-        SkinnyConfig(block_n=64, block_m=16, block_k=128, k_split=128, early_tiles=5)
-
-
 def test_split_candidates_are_wave_balanced_and_shape_only():
     for N, K in [(1024, 2048), (6144, 2048), (7168, 18432)]:
         for bn in (16, 32, 64, 128):
