@@ -74,7 +74,10 @@ BLOCK_N_CANDIDATES = (32, 64, 128)
 #: (H200, benchmarks/results/logs_h200_20261129c/linear_bk256.log); 512 lost everywhere.
 BLOCK_K_CANDIDATES = (128, 256)
 #: Per-M tiles swept by the benchmark: (num_warps, num_stages), stages clamped to shared memory.
-TILE_CANDIDATES = ((4, 6), (8, 4))
+#: (4, 3) added 2026-11-30: it won 2624x2048 (block_k 256, 5.67 vs 6.04 us at M = 1) and 2048x4096
+#: at M = 32 (8.21 vs 8.23); (4, 2) and more K splits (``--split-limit 4``) won nothing
+#: (``benchmarks/results/logs_h200_20261130l/r5_bench_linear_small_wide.log``).
+TILE_CANDIDATES = ((4, 6), (8, 4), (4, 3))
 #: PDL settings swept per M (the benchmark chains calls of the kernel, which PDL overlaps).
 PDL_CANDIDATES = (False, True)
 #: Shared memory the pipelined weight + token tiles of one program may take (H200: 227 KiB/SM).
