@@ -54,7 +54,7 @@ from kimiops.kda import workspace  # noqa: E402
 from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
 from kimiops.kda.kernels import chunk as chunk_mod  # noqa: E402
 from kimiops.kda.kernels.chunk_intra import INTRA_CANDIDATES, INTRA_CONFIG  # noqa: E402
-from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG, STATE_CONFIG_WIDE  # noqa: E402
+from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG_NARROW, STATE_CONFIG_WIDE  # noqa: E402
 from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
@@ -247,7 +247,7 @@ def correctness_gate():
 
 def sweep(rep):
     cases = [("B1_T8192", 1, 8192), ("B8_T1024", 8, 1024)]
-    trials = [(i, STATE_CONFIG) for i in INTRA_CANDIDATES] + [(INTRA_CONFIG, s) for s in STATE_CANDIDATES]
+    trials = [(i, STATE_CONFIG_NARROW) for i in INTRA_CANDIDATES] + [(INTRA_CONFIG, s) for s in STATE_CANDIDATES]
     results = []
     for intra, state in trials:
         times = []
@@ -289,7 +289,7 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("pass 1 only", {"ablate": 4 | 8}),
     ("loads+stores", {"ablate": 15}),
 ]
-ABLATE_STATE = [  # rows override STATE_CONFIG (the narrow default); see chunk_state.py
+ABLATE_STATE = [  # rows override STATE_CONFIG_NARROW (the default is the wide tile); see chunk_state.py
     ("BV16 2w 4st (narrow)", {}),
     ("BV16 2w 4st split both", {"split_ws": True, "split_kv": True}),
     ("BV16 2w 4st split none", {"split_ws": False, "split_kv": False}),
@@ -313,7 +313,7 @@ def ablate(rep, which="all", modes=("g",), rows=()):
         c = make_case(B, T, mode)
         ht = torch.empty(B, HV, K, V, device="cuda")
         out = torch.empty_like(c["v"])
-        stages = [st for st in (("intra", ABLATE_INTRA, INTRA_CONFIG), ("state", ABLATE_STATE, STATE_CONFIG))
+        stages = [st for st in (("intra", ABLATE_INTRA, INTRA_CONFIG), ("state", ABLATE_STATE, STATE_CONFIG_NARROW))
                   if st[0] in stage_names]
         name = f"{name}_{mode}"
         for stage, table, base in (st for st in stages if which in ("all", st[0])):
@@ -343,13 +343,13 @@ def _forced_parts(n):
 
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs
     # also had the flat state grid, 8-32 parts and parts without stream priority (logs_h200_20261130b/).
-    # Rows without state overrides take the library's rule (state_config_for: wide tiles when parted).
+    # Rows without state overrides take the library's default (the wide state tile).
     ("1 part", {}, {"max_parts": 1}),
     ("2 parts", {}, _forced_parts(2)),
-    ("2 parts, narrow state", dict(STATE_CONFIG), _forced_parts(2)),
+    ("2 parts, narrow state", dict(STATE_CONFIG_NARROW), _forced_parts(2)),
     ("4 parts", {}, _forced_parts(4)),
-    ("4 parts, narrow state", dict(STATE_CONFIG), _forced_parts(4)),
-    ("4 parts, state BV32 2w", dict(STATE_CONFIG, BV=32), _forced_parts(4)),
+    ("4 parts, narrow state", dict(STATE_CONFIG_NARROW), _forced_parts(4)),
+    ("4 parts, state BV32 2w", dict(STATE_CONFIG_NARROW, BV=32), _forced_parts(4)),
     ("8 parts", {}, _forced_parts(8)),
     ("2 parts, forked stream", {}, dict(_forced_parts(2), pdl=False)),
     ("4 parts, forked stream", {}, dict(_forced_parts(4), pdl=False)),

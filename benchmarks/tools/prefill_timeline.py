@@ -30,7 +30,6 @@ def main() -> None:
     p.add_argument("--parts", type=int, default=0, help="pipelined parts (0: the launcher's choice)")
     p.add_argument("--split-gap", type=float, default=100.0,
                    help="a gap between kernels longer than this (us) separates two calls")
-    p.add_argument("--wide", action="store_true", help="wide state tiles also in one part (the parts' tiling)")
     p.add_argument("--flush-before-state", action="store_true",
                    help="overwrite a 256 MiB buffer before each state launch (evicts L2; experiment)")
     args = p.parse_args()
@@ -43,9 +42,6 @@ def main() -> None:
             return launch_state(*a, **kw)
 
         chunk._launch_state = flushed
-    if args.wide:
-        tiles_for = chunk.state_config_for
-        chunk.state_config_for = lambda pairs, pipelined=False: tiles_for(pairs, pipelined=True)
     call = prefill_call(args.batch, args.seq_len, args.gate, args.parts)
     B, T = args.batch, args.seq_len
 

@@ -1,6 +1,6 @@
 """Offline compile of ``chunk_state_kernel`` for sm_90 (no GPU needed, ``sm90_compile.py``) from the
 source tree given as the first argument, with the narrow and the wide state configs
-(``STATE_CONFIG``, ``STATE_CONFIG_WIDE``) at HV = 32, K = V = 128, bf16 v/o, fp16 scratch:
+(``STATE_CONFIG_NARROW``, ``STATE_CONFIG_WIDE``) at HV = 32, K = V = 128, bf16 v/o, fp16 scratch:
 registers, spill stores, shared memory, the mma/wgmma instructions in the PTX and its hash without
 debug lines.
 
@@ -18,7 +18,7 @@ from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
 POINTERS = {"w": "*fp16", "u": "*fp32", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
             "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32", "ht_indices": "*i32",
             "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32"}
-for name, cfg in (("narrow", cs.STATE_CONFIG), ("wide", cs.STATE_CONFIG_WIDE)):
+for name, cfg in (("narrow", cs.STATE_CONFIG_NARROW), ("wide", cs.STATE_CONFIG_WIDE)):
     const = dict(HV=32, K=128, V=128, C=32, BV=cfg["BV"], STATE_V_FIRST=True, HAS_H0=True, HAS_H0_IDX=False,
                  HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False, HI_FIRST=cfg["hi_first"],
                  SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,

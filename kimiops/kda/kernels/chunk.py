@@ -48,7 +48,7 @@ from kimiops.kda.kernels.chunk_intra import (
     INTRA_CONFIG,
     chunk_intra_kernel,
 )
-from kimiops.kda.kernels.chunk_state import STATE_CONFIG, chunk_state_kernel, longest_first_kernel, state_config_for
+from kimiops.kda.kernels.chunk_state import STATE_CONFIG_WIDE, chunk_state_kernel, longest_first_kernel
 from kimiops.arch import supports_pdl
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.workspace import get_buffer
@@ -56,7 +56,7 @@ import kimiops.launch as fast_launch
 from kimiops.launch import launch, no_launch_hooks, recording
 from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "BoundPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG",
+__all__ = ["chunk_kda_fwd", "BoundPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG_WIDE",
            "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
@@ -87,7 +87,7 @@ ORDER_MAX_SEQS = 1024
 # With 128 pairs or more every part count loses: B8 T1024 0.913 -> 0.935 (2 parts), 1.030 (4);
 # B4 T4096 1.787 -> 2.026 (2); varlen 7 sequences 1.884 -> 2.092 (2).
 # Eighth session (logs_h200_20261130d/ablate_pipeline_b1.log; the state stage in parts now takes the
-# wide tiles, see ``state_config_for``): B1 T8192 2 parts 0.737 ms, 4 parts 0.750 (narrow state) or
+# wide tiles, now the default everywhere: see ``chunk_state.py``): B1 T8192 2 parts 0.737 ms, 4 parts 0.750 (narrow state) or
 # 0.710 (wide), 8 parts 0.795; B1 T32768 4 parts 2.799 (narrow) or 2.711 (wide). Eager, 4 parts and
 # wide: 0.747 / 2.652 ms against 0.747 / 2.796 before. Hence at least 64 slots per part (T8192: 4).
 # Ninth session (logs_h200_20261130e/ablate_pipeline_b1_streamed.log, with the gate): in graph replays
@@ -267,7 +267,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     parts = pipeline_parts(NC, N * HV, pc)
-    sc = dict(state_config_for(N * HV, pipelined=len(parts) > 1), **(state_config or {}))
+    sc = dict(STATE_CONFIG_WIDE, **(state_config or {}))
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
                 h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),

@@ -24,7 +24,7 @@ shared memory. With the state on the right (``w S``) each chunk staged S and v' 
 memory (with barriers) to make them right operands, and the scales of their fp16 splits were
 CTA-wide max reductions; here a scale is per row (a reduction inside one warp where the warps split
 the rows). With ``BV = 64`` and 4 warps the products are ``wgmma`` with register A operands and no
-operand crosses warps; with ``BV = 16`` and 2 warps (few pairs) the warps split the columns, so the
+operand crosses warps; with ``BV = 16`` and 2 warps (the narrow tile) the warps split the columns, so the
 left operands and the row maxima still cross them through shared memory.
 
 Initial state: ``h0[h0_indices[n]]`` (or ``h0[n]``), zeros for index -1 or without ``h0``. Final
@@ -63,9 +63,18 @@ import triton.language as tl
 from kimiops.kda.kernels.f16_split import f16_hi_lo
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py --ablate state times candidates.
-# Few (sequence, head) pairs (< WIDE_MIN_PAIRS, e.g. one long prompt): narrow V tiles are what fill
-# the 132 SMs (BV 16: 256 CTAs at 32 heads). Many pairs: BV 64 with 4 warps (one warpgroup, M = 64
-# wgmma with register A operands) and fewer re-reads of each head's tiles.
+# The default is the wide tile, BV 64 with 4 warps (one warpgroup, M = 64 wgmma with register A
+# operands; fewer re-reads of each head's tiles). Until the sixteenth session few (sequence, head)
+# pairs (< 128, e.g. one prompt) took the narrow tile, BV 16 (256 CTAs at 32 heads), to fill the 132
+# SMs; whole calls of one part (below 4096 tokens: longer prompts run in pipelined parts, which
+# already took the wide tile) are faster with the wide one at every length measured (H200, B1, 32
+# heads, in-kernel gate, CUDA-graph medians in us, mean of two rounds, logs_h200_20261130l/r7_state_crossover.log):
+#   | T      | 1024  | 2048  | 3072  | 4064  |
+#   | narrow | 118.2 | 214.3 | 309.6 | 404.0 |
+#   | wide   | 113.7 | 206.5 | 298.7 | 389.4 |
+# and at T = 64 / 256 the wide tile without power-of-two scales beat narrow too (32.9 vs 34.0,
+# 42.7 vs 45.1; r1_prefill_short_sweep.log, "state 5"). The narrow tile alone was faster at B1
+# T8192 in one part (0.341 vs 0.369 ms, the stage timed alone), a call that always runs in parts.
 # hi_first: which half of a split the accumulator chain starts with (see ``_two_products``).
 # split_ws / split_kv: whether ``S^T w^T`` / ``v'^T kg`` also take the lo halves (else hi only, 11
 # bits). In the interpreter (fp32 stage 1, T = 4096, softplus gates) dropping S's lo half in
@@ -97,12 +106,11 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # The column form with tf32 hi/lo splits (no max reductions) was 2x slower (ablate_state_split.log).
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
-STATE_CONFIG = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False, "split_kv": True,
-                "pow2_scale": False}
+STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False,
+                       "split_kv": True, "pow2_scale": False}
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
                      "split_kv": True, "pow2_scale": True}
-WIDE_MIN_PAIRS = 128
-STATE_CANDIDATES = [
+STATE_CANDIDATES = [dict(STATE_CONFIG_NARROW, **c) for c in (  # what the benchmarks sweep
     {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False},
     {"BV": 16, "num_warps": 2, "num_stages": 3, "hi_first": True, "split_ws": False},
     {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": True},
@@ -110,21 +118,7 @@ STATE_CANDIDATES = [
     {"BV": 32, "num_warps": 2, "num_stages": 3, "hi_first": True, "split_ws": False},
     {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False},
     {"BV": 64, "num_warps": 4, "num_stages": 2, "hi_first": True, "split_ws": False},
-]
-
-
-def state_config_for(pairs: int, pipelined: bool = False) -> dict:
-    """Tuning dict of ``chunk_state_kernel`` for ``pairs = N * HV`` (sequences x value heads) and
-    whether the call runs in pipelined parts (``chunk.py``).
-
-    Pipelined parts take the wide tiles even for few pairs: alone the narrow ones are faster (B1
-    T8192: 0.341 vs 0.369 ms, logs_h200_20261130d/bench_prefill_offdiag2d.log and
-    bench_prefill_final.log), but their 2-per-SM CTAs fill every SM while stage 1 of the next part
-    needs room; the wide CTAs (2 per (sequence, head)) leave SMs free. H200, whole call, CUDA-graph
-    medians, 4 parts (logs_h200_20261130d/ablate_pipeline_b1.log): B1 T8192 0.737 (narrow, 2 parts)
-    -> 0.710 ms, B1 T32768 2.803 -> 2.711.
-    """
-    return STATE_CONFIG_WIDE if pairs >= WIDE_MIN_PAIRS or pipelined else STATE_CONFIG
+)]
 
 
 @triton.jit
