@@ -84,7 +84,9 @@ PDL_CANDIDATES = (False, True)
 SMEM_BUDGET = 200 * 1024
 #: Longest fp32 accumulation chain (K elements) before the running chunk is added to the total.
 CHUNK_K = 1024
-#: Weight elements per row prefetched into L2 before waiting on the previous kernel (PDL).
+#: Weight elements per row prefetched into L2 before waiting on the previous kernel (PDL). 2048 and
+#: 8192 were slower on every issue shape but 2624x2048 (H200, 6144x2048 9.45 -> 10.77 us at 2048;
+#: ``benchmarks/results/logs_h200_20261130l/r2_linear_early_weights.log``).
 PREFETCH_K = 512
 
 
