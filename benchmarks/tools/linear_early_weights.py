@@ -50,6 +50,7 @@ def main() -> None:
     torch.manual_seed(0)
     fam = device_family(torch.device("cuda"))
     prefetches = [int(v) for v in args.prefetch.split(",")]
+    shipped_prefetch = skinny.PREFETCH_K
     for N, K in bl.parse_shapes(args.shapes):
         weights = bl.rotating_weights(N, K)
         for M in (int(m) for m in args.ms.split(",")):
@@ -71,7 +72,7 @@ def main() -> None:
                     if not err < 1e-2:
                         raise AssertionError(f"{N}x{K} M={M} stages={stages} prefetch={pf}: rel err {err}")
                     cells.append((stages, pf, bl.graph_us(call, weights, args.warmup, args.rep)))
-            skinny.PREFETCH_K = 512
+            skinny.PREFETCH_K = shipped_prefetch
             best = min(cells, key=lambda c: c[2])
             row = "  ".join(f"s{s}/pf{pf} {us:6.2f}" for s, pf, us in cells)
             print(f"{N:>5}x{K:<6} M={M:<3} cuBLAS {cub:6.2f}  {row}  | best s{best[0]}/pf{best[1]} "

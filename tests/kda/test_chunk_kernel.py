@@ -142,6 +142,20 @@ def test_state_configs_match_oracle(device, state_config):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+@pytest.mark.parametrize("B,T,H,pipeline", [(1, 64, 2, None), (8, 100, 16, None), (1, 200, 2, {"max_parts": 3, "min_part_slots": 1})])
+def test_default_state_tile_is_wide(B, T, H, pipeline):
+    """Few or many (sequence, head) pairs, one part or several: the launcher takes the wide tile."""
+    from kimiops.kda.kernels.chunk import _plan
+
+    inp = make_inputs(B, T, H, H, 32, 32, "softplus", torch.float32, "cpu", seed=5)
+    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                 use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                 lower_bound=None, out=None, intra_config=None, state_config=None, pipeline_config=pipeline)
+    assert plan["sc"] == STATE_CONFIG_WIDE
+    assert (len(plan["parts"]) > 1) == (pipeline is not None)
+
+
 def test_state_candidates_are_complete_configs():
     """Every swept candidate names every key of the default (a partial one would silently take the
     wide tile's remaining keys)."""
