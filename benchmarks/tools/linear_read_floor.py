@@ -146,14 +146,65 @@ def check(call, w, out, P):
         raise AssertionError(f"read kernel sum {got} != {ref}")
 
 
+def _gm(vals) -> float:
+    vals = list(vals)
+    return math.exp(sum(map(math.log, vals)) / len(vals))
+
+
+# modes whose loads honour the dependency on the previous kernel (what a linear must do with x)
+WAITING_MODES = ("off", "pdl", "pf")
+
+
+def summarize(rows, copy_bw_tb_s: float) -> dict:
+    """Print and return, from phase 2's rows: per mode the fit time = intercept + bytes / slope
+    (least squares over the shapes) and the geomean over the cells of cuBLAS's time over that read
+    time; the same for the best waiting mode per shape (what bounds a linear in a chain of
+    dependent calls); per shape the shipped kernel at M = 1 over the best waiting read, and the
+    read floors' share of copy bandwidth (weight bytes over time)."""
+    xs = [r["N"] * r["K"] * 2 for r in rows]
+    cells = [(r, M) for r in rows for M in r["cublas_us"]]
+    summary = {"copy_bw_tb_s": copy_bw_tb_s,
+               "geomean_cublas_over_auto": _gm(r["cublas_us"][M] / r["auto_us"][M] for r, M in cells)}
+    for mode in MODES:
+        ys = [r["best_read"][mode][1] for r in rows]
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        a = my - b * mx
+        ceiling = _gm(r["cublas_us"][M] / r["best_read"][mode][1] for r, M in cells)
+        summary[mode] = {"fit_intercept_us": a, "fit_slope_tb_s": 1e-6 / b, "geomean_cublas_over_read_floor": ceiling}
+        print(f"read floor, mode {mode:<5}: {a:.2f} us + bytes / {1e-6 / b:.3f} TB/s; geomean over "
+              f"{len(cells)} cells of cuBLAS / read floor {ceiling:.3f}x")
+
+    def waiting(r):
+        return min(r["best_read"][m][1] for m in WAITING_MODES)
+
+    summary["waiting_best"] = _gm(r["cublas_us"][M] / waiting(r) for r, M in cells)
+    print(f"best waiting mode per shape ({', '.join(WAITING_MODES)}): geomean cuBLAS / read floor "
+          f"{summary['waiting_best']:.3f}x")
+    print(f"geomean of cuBLAS / auto over the same cells: {summary['geomean_cublas_over_auto']:.3f}x")
+    print("per shape: auto at M = 1 over the best waiting read; read floors in % of copy bandwidth")
+    for r, x in zip(rows, xs):
+        m1 = r["auto_us"].get(1, r["auto_us"].get("1"))
+        pct = "  ".join(f"{m} {100 * x / (r['best_read'][m][1] * 1e-6) / (copy_bw_tb_s * 1e12):5.1f}%" for m in MODES)
+        print(f"  {r['N']:>5}x{r['K']:<6} auto {m1:6.2f} us / {waiting(r):6.2f} us = {m1 / waiting(r):.3f}   {pct}")
+    return summary
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--summarize", type=Path, default=None, metavar="JSON",
+                   help="only print the summary of an earlier run's --json file (no GPU needed)")
     p.add_argument("--sweep-shapes", default="6144x2048,6144x6144")
     p.add_argument("--keep", type=int, default=2, help="variants per mode carried from phase 1 to phase 2")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--rep", type=int, default=12)
     args = p.parse_args()
+    if args.summarize:
+        data = json.loads(args.summarize.read_text())
+        summarize(data["rows"], data["summary"]["copy_bw_tb_s"])
+        return
     torch.manual_seed(0)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bw = copy_bandwidth()
@@ -213,26 +264,7 @@ def main() -> None:
               f"{row['auto_us'][32]:6.2f}", flush=True)
         del weights
 
-    def gm(vals):
-        vals = list(vals)
-        return math.exp(sum(map(math.log, vals)) / len(vals))
-
-    # per mode: time = intercept + bytes / slope (least squares over the shapes), and the geomean
-    # over the issue's cells of cuBLAS's time over that read floor
-    xs = [r["N"] * r["K"] * 2 for r in rows]
-    summary = {"copy_bw_tb_s": bw / 1e12,
-               "geomean_cublas_over_auto": gm(r["cublas_us"][M] / r["auto_us"][M] for r in rows for M in bl.MS)}
-    for mode in MODES:
-        ys = [r["best_read"][mode][1] for r in rows]
-        n = len(xs)
-        mx, my = sum(xs) / n, sum(ys) / n
-        b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-        a = my - b * mx
-        ceiling = gm(r["cublas_us"][M] / r["best_read"][mode][1] for r in rows for M in bl.MS)
-        summary[mode] = {"fit_intercept_us": a, "fit_slope_tb_s": 1e-6 / b, "geomean_cublas_over_read_floor": ceiling}
-        print(f"read floor, mode {mode:<5}: {a:.2f} us + bytes / {1e-6 / b:.3f} TB/s; geomean over "
-              f"{n * len(bl.MS)} cells of cuBLAS / read floor {ceiling:.3f}x")
-    print(f"geomean of cuBLAS / auto over the same cells: {summary['geomean_cublas_over_auto']:.3f}x")
+    summary = summarize(rows, bw / 1e12)
     if args.json:
         args.json.write_text(json.dumps({"env": env, "summary": summary, "phase1": phase1, "kept": keep,
                                          "rows": rows}, indent=1))
