@@ -1,0 +1,57 @@
+"""Offline sm_90 compile of the experimental Gluon linear (``kimiops/gemm/skinny_gluon.py``): checks
+that it builds, and reports shared memory, registers and spills per (block_k, stages). No GPU needed.
+
+    PYTHONPATH=$PWD python3 benchmarks/tools/linear_gluon_compile.py
+"""
+import os
+import re
+import subprocess
+import tempfile
+
+import torch
+import triton
+from triton._C.libtriton import native_specialize_impl
+from triton.backends.compiler import GPUTarget
+from triton.backends.nvidia.compiler import CUDABackend
+from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+from kimiops.gemm import skinny_gluon as sg
+
+
+def desc_type(shape, block, layout):
+    return native_specialize_impl(CUDABackend, TensorDescriptor.from_tensor(torch.empty(shape, dtype=torch.bfloat16),
+                                                                            block, layout), False, True, True)[0]
+
+
+def main():
+    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas")
+    for block_k in (128, 256):
+        for stages in (2, 3, 4, 5, 6):
+            for out in ("*bf16", "*fp32"):
+                sig = dict(w_desc=desc_type((256, 2048), [sg.BLOCK_N, block_k], sg.weight_layout(block_k)),
+                           x_desc=desc_type((4, 2048), [sg.BLOCK_M, block_k], sg.x_layout(block_k)),
+                           b_ptr="*bf16", y_ptr=out, M="i32", N="i32", K="i32", stride_ym="i32",
+                           HAS_BIAS="constexpr", BLOCK_K="constexpr", STAGES="constexpr", CHUNK_TILES="constexpr",
+                           PDL="constexpr")
+                const = dict(HAS_BIAS=True, BLOCK_K=block_k, STAGES=stages, CHUNK_TILES=max(1, sg.CHUNK_K // block_k),
+                             PDL=True)
+                try:
+                    k = triton.compile(GluonASTSource(sg._skinny_gluon_kernel, sig, const),
+                                       target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4))
+                except Exception as exc:  # noqa: BLE001 - reported per variant
+                    print(f"block_k {block_k} stages {stages} out {out}: FAILED {type(exc).__name__}: {str(exc)[:600]}")
+                    continue
+                ptx = k.asm["ptx"]
+                with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+                    f.write(ptx)
+                r = subprocess.run([ptxas, "-arch=sm_90a", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True)
+                os.unlink(f.name)
+                stats = " ".join(re.findall(r"Used \d+ registers|\d+ bytes spill stores", r.stderr))
+                print(f"block_k {block_k} stages {stages} out {out}: shared {k.metadata.shared} B; {stats}; "
+                      f"tma loads {len(re.findall('cp.async.bulk.tensor', ptx))}, wgmma {len(re.findall('wgmma.mma_async', ptx))}, "
+                      f"griddepcontrol {len(re.findall('griddepcontrol', ptx))}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
