@@ -28,19 +28,19 @@ def main():
     ptxas = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas")
     for block_k in (128, 256):
         for stages in (2, 3, 4, 5, 6):
-            for out in ("*bf16", "*fp32"):
+            for out, split in (("*bf16", False), ("*fp32", True)):
                 sig = dict(w_desc=desc_type((256, 2048), [sg.BLOCK_N, block_k], sg.weight_layout(block_k)),
-                           x_desc=desc_type((4, 2048), [sg.BLOCK_M, block_k], sg.x_layout(block_k)),
-                           b_ptr="*bf16", y_ptr=out, M="i32", N="i32", K="i32", stride_ym="i32",
-                           HAS_BIAS="constexpr", BLOCK_K="constexpr", STAGES="constexpr", CHUNK_TILES="constexpr",
-                           PDL="constexpr")
-                const = dict(HAS_BIAS=True, BLOCK_K=block_k, STAGES=stages, CHUNK_TILES=max(1, sg.CHUNK_K // block_k),
-                             PDL=True)
+                           x_desc=desc_type((4, 2048), [16, block_k], sg.x_layout(16, block_k)),
+                           b_ptr="*bf16", y_ptr=out, part_ptr="*fp32", count_ptr="*i32", M="i32", N="i32", K="i32",
+                           K_SPLIT="i32", stride_ym="i32")
+                const = dict(HAS_BIAS=True, SPLIT=split, BLOCK_K=block_k, STAGES=stages, EARLY=stages,
+                             CHUNK_TILES=max(1, sg.CHUNK_K // block_k), PDL=True, X_EARLY=False, REDUCE_UNROLL=4)
+                sig.update({k: "constexpr" for k in const})
                 try:
                     k = triton.compile(GluonASTSource(sg._skinny_gluon_kernel, sig, const),
                                        target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4))
                 except Exception as exc:  # noqa: BLE001 - reported per variant
-                    print(f"block_k {block_k} stages {stages} out {out}: FAILED {type(exc).__name__}: {str(exc)[:600]}")
+                    print(f"block_k {block_k} stages {stages} out {out} split {split}: FAILED {type(exc).__name__}: {str(exc)[:600]}")
                     continue
                 ptx = k.asm["ptx"]
                 with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
@@ -48,7 +48,7 @@ def main():
                 r = subprocess.run([ptxas, "-arch=sm_90a", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True)
                 os.unlink(f.name)
                 stats = " ".join(re.findall(r"Used \d+ registers|\d+ bytes spill stores", r.stderr))
-                print(f"block_k {block_k} stages {stages} out {out}: shared {k.metadata.shared} B; {stats}; "
+                print(f"block_k {block_k} stages {stages} out {out} split {split}: shared {k.metadata.shared} B; {stats}; "
                       f"tma loads {len(re.findall('cp.async.bulk.tensor', ptx))}, wgmma {len(re.findall('wgmma.mma_async', ptx))}, "
                       f"griddepcontrol {len(re.findall('griddepcontrol', ptx))}", flush=True)
 
