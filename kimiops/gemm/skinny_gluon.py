@@ -130,21 +130,26 @@ def _skinny_gluon_kernel(w_desc, x_desc, b_ptr, y_ptr, part_ptr, count_ptr, M, N
         mbarrier.invalidate(w_ready.index(j))
         mbarrier.invalidate(x_ready.index(j))
 
-    offs_n = n0 + gl.arange(0, BN, layout=gl.SliceLayout(1, acc_layout))
-    offs_m = gl.arange(0, BM, layout=gl.SliceLayout(0, acc_layout))
+    # Stores and the split-K reduction in a layout whose lanes run along N, y's contiguous axis (the
+    # wgmma accumulator's lanes run along M, which would make every 4-byte store its own segment).
+    out_layout: gl.constexpr = gl.BlockedLayout(size_per_thread=[2, 1], threads_per_warp=[32, 1],
+                                                warps_per_cta=[1, 4], order=[0, 1])
+    total = gl.convert_layout(total, out_layout)
+    offs_n = n0 + gl.arange(0, BN, layout=gl.SliceLayout(1, out_layout))
+    offs_m = gl.arange(0, BM, layout=gl.SliceLayout(0, out_layout))
     mask = (offs_n < N)[:, None] & (offs_m < M)[None, :]
     y_ptrs = y_ptr + offs_m[None, :] * stride_ym + offs_n[:, None]
     if SPLIT:
         # Deterministic split-K, as skinny.py: fp32 partials [splits, M, N], an int32 arrival counter
         # per weight tile; the last split to arrive sums the partials in the order 0, 1, ..., splits-1.
-        tile_elems = M.to(gl.int64) * N
+        tile_elems = gl.to_tensor(M).to(gl.int64) * N
         part_tile = part_ptr + offs_m.to(gl.int64)[None, :] * N + offs_n[:, None]
         gl.store(part_tile + pid_k * tile_elems, total, mask=mask)
         gl.thread_barrier()
         splits = gl.num_programs(1)
         arrived = gl.atomic_add(count_ptr + pid_n, 1, sem="acq_rel", scope="gpu")
         if arrived == splits - 1:
-            total = gl.zeros([BN, BM], gl.float32, acc_layout)
+            total = gl.zeros([BN, BM], gl.float32, out_layout)
             for s0 in range(0, splits, REDUCE_UNROLL):
                 for r in gl.static_range(REDUCE_UNROLL):
                     total += gl.load(part_tile + (s0 + r) * tile_elems, mask=mask & (s0 + r < splits), other=0.0,
