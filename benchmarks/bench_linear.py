@@ -21,6 +21,11 @@ What it does, in one process:
    speedup auto would get (shared by all M so that rows are batch invariant); per M the
    fastest tile, kept only where it beats cuBLAS by ``--margin``. Every candidate's best time
    per M is recorded under ``candidates`` in the results JSON. Written to ``--table-out``.
+   ``--triton-from TABLE`` skips the Triton sweep and re-times that table's Triton choices.
+3b. Gluon (sm90, unless ``--no-gluon``): per (N, K) and M, every ring of ``RING_CANDIDATES``
+   (:mod:`kimiops.gemm.skinny_gluon`) times the K splits of ``split_candidates`` for 64-row tiles;
+   the fastest replaces the bucket's choice where it beats it by ``--gluon-margin`` and cuBLAS by
+   ``--margin``.
 4. Verification: the public ``kimiops.gemm.linear.linear(backend="auto")`` with that table,
    timed the same way (graph, cold L2) and eagerly (do_bench, L2 flushed), against cuBLAS.
    Speedups, % of copy bandwidth (bytes = weight + x + y) and the acceptance summary are
@@ -52,6 +57,8 @@ from kimiops.gemm.linear import linear
 from kimiops.testing import rel_err
 from kimiops.gemm.skinny import (BLOCK_K_CANDIDATES, BLOCK_N_CANDIDATES, PDL_CANDIDATES, TILE_CANDIDATES, SkinnyConfig, block_k_for,
                                   block_m_for, fit_stages, skinny_linear, split_candidates)
+from kimiops.gemm import skinny_gluon
+from kimiops.gemm.skinny_gluon import RING_CANDIDATES, GluonConfig, gluon_linear
 
 SHAPES = [(1024, 2048), (1024, 6144), (2624, 2048), (2624, 6144), (6144, 2048), (6144, 6144),
           (2048, 4096), (7168, 2048), (2048, 7168), (4096, 7168), (7168, 18432)]
@@ -153,8 +160,8 @@ def test_jobs(shapes, family):
     jobs = []
     for N, K in shapes:
         for M in (1, 4, 8, 16, 32, 64):
-            cfgs = {dispatch.triton_config(family, M, N, K), dispatch.auto_config(family, M, N, K)} - {None}
-            for cfg in cfgs:
+            cfgs = {dispatch.triton_config(family, M, N, K), dispatch.auto_config(family, M, N, K)}
+            for cfg in (c for c in cfgs if isinstance(c, SkinnyConfig)):  # Gluon compiles in-process
                 for bias in (False, True):
                     for out in ("bfloat16", "float32"):
                         jobs.append((N, K, M, tuple(sorted(dataclasses.asdict(cfg).items())), bias, out))
@@ -183,7 +190,8 @@ def sweep_shape(N, K, ms, weights, args, log):
     """Times cuBLAS and every candidate for each M.
 
     Returns (cublas_us, {(block_n, k_split, block_k): {M: [(cfg, us)]}})."""
-    cands = shape_candidates(N, K, args.block_n, args.block_k, args.split_limit)
+    fixed = triton_from(args.triton_from, N, K) if args.triton_from else None
+    cands = [fixed[0]] if fixed else shape_candidates(N, K, args.block_n, args.block_k, args.split_limit)
     cublas, ours = {}, {c: {} for c in cands}
     for M in ms:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -193,10 +201,14 @@ def sweep_shape(N, K, ms, weights, args, log):
         for bn, ks, block_k in cands:
             ours[(bn, ks, block_k)][M] = []
             seen = set()
-            for (num_warps, num_stages), pdl in itertools.product(args.tiles, PDL_CANDIDATES):
+            if fixed:
+                tiles = [fixed[1].get(M)] if fixed[1].get(M) is not None else []
+            else:
                 bm = block_m_for(M)
-                cfg = SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
-                                   num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
+                tiles = [SkinnyConfig(block_n=bn, block_m=bm, block_k=block_k, k_split=ks, num_warps=num_warps,
+                                      num_stages=fit_stages(bn, bm, block_k, num_stages), pdl=pdl)
+                         for (num_warps, num_stages), pdl in itertools.product(args.tiles, PDL_CANDIDATES)]
+            for cfg in tiles:
                 if cfg in seen:
                     continue
                 seen.add(cfg)
@@ -214,6 +226,62 @@ def sweep_shape(N, K, ms, weights, args, log):
                     us = None
                 ours[(bn, ks, block_k)][M].append((cfg, us))
     return cublas, ours
+
+
+def triton_from(path, N, K):
+    """The Triton choices of a committed table for (N, K): ``((block_n, k_split, block_k), {M:
+    SkinnyConfig})`` with the buckets' M as keys (cuBLAS buckets left out)."""
+    entry = dispatch.parse_table(json.loads(Path(path).read_text()), str(path)).get(dispatch.shape_key(N, K))
+    if entry is None:
+        raise SystemExit(f"--triton-from {path}: no entry for {N}x{K}")
+    return ((entry.block_n, entry.k_split, entry.block_k),
+            {b.m_max: b.config for b in entry.buckets if isinstance(b.config, SkinnyConfig)})
+
+
+def gluon_sweep(N, K, M, weights, args, log):
+    """Best (us, GluonConfig) over ``RING_CANDIDATES`` x the K splits for 64-row tiles, each
+    checked against cuBLAS before it is timed; ``(inf, None)`` when none runs."""
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    expect = torch.mm(x, weights[0].t())
+    best = (math.inf, None)
+    for block_k, stages in RING_CANDIDATES:
+        if block_k > K:
+            continue
+        for ks in split_candidates(N, K, skinny_gluon.BLOCK_N, block_k):
+            cfg = GluonConfig(block_k=block_k, k_split=ks, num_stages=stages, pdl=True)
+            try:
+                gluon_linear(x, weights[0], None, y, cfg)
+                torch.cuda.synchronize()
+                err = rel_err(y, expect)
+                if not err <= 1e-2:
+                    log(f"  INVALID {cfg} at M={M}: rel err vs cuBLAS {err:.3g}")
+                    continue
+                us = graph_us(lambda w: gluon_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
+            except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory
+                log(f"  INVALID {cfg} at M={M}: {type(exc).__name__}: {str(exc)[:200]}")
+                torch.cuda.synchronize()
+                continue
+            best = min(best, (us, cfg), key=lambda t: t[0])
+    return best
+
+
+def add_gluon(buckets, N, K, weights, args, log, record):
+    """Turns a bucket to the Gluon kernel where its best ring beats the bucket's choice by
+    ``--gluon-margin`` and cuBLAS by ``--margin``; every M's best Gluon time goes to ``record``."""
+    for bucket in buckets:
+        M = bucket["m_max"]
+        if M > skinny_gluon.MAX_M:
+            continue
+        us, cfg = gluon_sweep(N, K, M, weights, args, log)
+        record[str(M)] = None if cfg is None else {"us": round(us, 3), **dataclasses.asdict(cfg)}
+        current = bucket.get("us", bucket["cublas_us"])
+        if cfg is not None and current / us >= args.gluon_margin and bucket["cublas_us"] / us >= args.margin:
+            previous = {k: bucket.pop(k) for k in ("backend", "block_m", "num_warps", "num_stages", "pdl", "us",
+                                                   "speedup", "best_triton_us") if k in bucket}
+            bucket.update(backend="gluon", block_k=cfg.block_k, k_split=cfg.k_split, num_stages=cfg.num_stages,
+                          pdl=cfg.pdl, us=round(us, 3), speedup=round(bucket["cublas_us"] / us, 3),
+                          replaced={k: v for k, v in previous.items() if k in ("backend", "us", "best_triton_us")})
 
 
 def choose(cublas, ours, margin):
@@ -259,7 +327,7 @@ def measure_auto(N, K, ms, weights, copy_bw, args):
         nbytes = w.numel() * 2 + x.numel() * 2 + y.numel() * 2
         cells.append({
             "N": N, "K": K, "M": M, "weight_mib": round(w.numel() * 2 / 2**20, 2),
-            "auto_backend": "triton" if config is not None else "cublas",
+            "auto_backend": ("cublas" if config is None else "gluon" if isinstance(config, GluonConfig) else "triton"),
             "config": None if config is None else dataclasses.asdict(config),
             "cublas_graph_us": round(cub, 3), "auto_graph_us": round(auto, 3),
             "speedup_graph": round(cub / auto, 4),
@@ -291,6 +359,10 @@ def main() -> None:
                    "(default: TILE_CANDIDATES of kimiops.gemm.skinny)")
     p.add_argument("--split-limit", type=int, default=2, help="K splits per (block_n, block_k) (split_candidates)")
     p.add_argument("--margin", type=float, default=1.03, help="speedup over cuBLAS a table entry needs")
+    p.add_argument("--triton-from", default=None, help="re-time this table's Triton choices instead of sweeping")
+    p.add_argument("--no-gluon", dest="gluon", action="store_false", help="skip the Gluon kernel's sweep")
+    p.add_argument("--gluon-margin", type=float, default=1.02,
+                   help="speedup over the bucket's Triton kernel (or cuBLAS) the Gluon kernel needs")
     p.add_argument("--workers", type=int, default=12, help="processes that precompile kernel variants")
     p.add_argument("--warm-tests", action="store_true",
                    help="after writing the table, precompile the variants tests/gemm's GPU tests use")
@@ -314,13 +386,19 @@ def main() -> None:
              "min_speedup": args.margin, "timing": "CUDA-graph replay over rotating weights (cold L2), median",
              "shapes": {}}
     sweep_record = {}
+    gluon = args.gluon and family in dispatch.GLUON_FAMILIES and skinny_gluon.available()
+    gluon_record = {}
     if args.workers > 0:
-        precompile(sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k, args.tiles, args.split_limit),
-                   args.workers, log)
+        jobs = ([(N, K, M, dataclasses.asdict(cfg), False, "bfloat16") for N, K in args.shapes
+                 for M, cfg in triton_from(args.triton_from, N, K)[1].items()] if args.triton_from else
+                sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k, args.tiles, args.split_limit))
+        precompile(jobs, args.workers, log)
     for N, K in args.shapes:
         weights = rotating_weights(N, K)
         cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
         (bn, ks, bk), buckets, record = choose(cublas, ours, args.margin)
+        if gluon:
+            add_gluon(buckets, N, K, weights, args, log, gluon_record.setdefault(dispatch.shape_key(N, K), {}))
         table["shapes"][dispatch.shape_key(N, K)] = {"block_k": bk, "k_split": ks, "block_n": bn,
                                                      "buckets": buckets}
         sweep_record[dispatch.shape_key(N, K)] = record
@@ -376,9 +454,10 @@ def main() -> None:
                      "warmup_ms": args.warmup, "rep_ms": args.rep, "cold_bytes": COLD_BYTES,
                      "block_n_candidates": list(args.block_n), "block_k_candidates": list(args.block_k),
                      "tile_candidates": [list(t) for t in args.tiles], "split_limit": args.split_limit,
-                     "pdl_candidates": list(PDL_CANDIDATES)},
+                     "pdl_candidates": list(PDL_CANDIDATES), "triton_from": args.triton_from, "gluon_margin": args.gluon_margin,
+                     "gluon_rings": [list(r) for r in RING_CANDIDATES] if gluon else None},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
-        "candidates": sweep_record,
+        "candidates": sweep_record, "gluon_best": gluon_record,
         "wall_s": round(time.time() - started, 1),
     }
     out_dir = Path(args.out)

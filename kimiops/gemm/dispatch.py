@@ -19,8 +19,14 @@ Triton backend. ``pdl`` (optional, default false) launches with programmatic dep
 and prefetches the first weight tiles into L2 before waiting on the previous kernel (sm90+); it
 does not change any result bit. Format 1 (``block_n`` per bucket) is no longer read.
 
-``backend="auto"`` takes the table's Triton config where one exists and cuBLAS everywhere else
-(no table for the family, shape not listed, M outside every bucket, bucket says cuBLAS).
+A bucket may instead say ``"gluon"`` (sm90 tables only) with its own ``block_k``, ``k_split``,
+``num_stages`` and ``pdl``: the Gluon kernel of :mod:`kimiops.gemm.skinny_gluon`, whose K order is
+then that bucket's, so under ``auto`` a row's bits may change between M buckets (as they do where
+a bucket says cuBLAS). ``backend="triton"`` never runs it.
+
+``backend="auto"`` takes the table's kernel config where one exists and cuBLAS everywhere else
+(no table for the family, shape not listed, M outside every bucket, bucket says cuBLAS, Gluon
+bucket on a Triton without Gluon).
 """
 
 from __future__ import annotations
@@ -30,17 +36,21 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kimiops.gemm import skinny_gluon
 from kimiops.gemm.skinny import SkinnyConfig, block_m_for, default_config, default_stages
+from kimiops.gemm.skinny_gluon import GluonConfig
 
 TABLE_DIR = Path(__file__).resolve().parent / "tables"
 TABLE_FORMAT = 2
 _TILE_FIELDS = ("block_m", "num_warps", "num_stages")
+#: Families whose tables may name the Gluon kernel (it is built on Hopper's wgmma and TMA).
+GLUON_FAMILIES = frozenset({"sm90"})
 
 
 @dataclass(frozen=True)
 class Bucket:
     m_max: int
-    config: SkinnyConfig | None  # None: cuBLAS won (or the kernel did not win by the margin)
+    config: SkinnyConfig | GluonConfig | None  # None: cuBLAS won (or no kernel won by the margin)
 
 
 @dataclass(frozen=True)
@@ -92,10 +102,18 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
                 if "pdl" in b:
                     tiles["pdl"] = _field(source, bwhere, b, "pdl", bool)
                 config = SkinnyConfig(block_n=block_n, block_k=block_k, k_split=k_split, **tiles)
+            elif backend == "gluon":
+                if data.get("family") not in GLUON_FAMILIES:
+                    raise ValueError(f"{source}: {bwhere}.backend: 'gluon' runs on {sorted(GLUON_FAMILIES)} only, "
+                                     f"the table is for {data.get('family')!r}")
+                config = GluonConfig(block_k=_field(source, bwhere, b, "block_k"),
+                                     k_split=_field(source, bwhere, b, "k_split"),
+                                     num_stages=_field(source, bwhere, b, "num_stages"),
+                                     pdl=_field(source, bwhere, b, "pdl", bool) if "pdl" in b else False)
             elif backend == "cublas":
                 config = None
             else:
-                raise ValueError(f"{source}: {bwhere}.backend: expected 'triton' or 'cublas', got {backend!r}")
+                raise ValueError(f"{source}: {bwhere}.backend: expected 'triton', 'gluon' or 'cublas', got {backend!r}")
             buckets.append(Bucket(m_max, config))
         if [b.m_max for b in buckets] != sorted({b.m_max for b in buckets}):
             raise ValueError(f"{source}: {where}.buckets: expected strictly increasing m_max")
@@ -113,11 +131,16 @@ def table_for(family: str) -> dict[str, ShapeEntry]:
         return parse_table(json.load(f), str(path))
 
 
-def auto_config(family: str, M: int, N: int, K: int) -> SkinnyConfig | None:
-    """The Triton config ``auto`` runs for this problem, or ``None`` for cuBLAS."""
+def auto_config(family: str, M: int, N: int, K: int) -> SkinnyConfig | GluonConfig | None:
+    """The kernel config ``auto`` runs for this problem (:class:`SkinnyConfig` for the Triton
+    kernel, :class:`GluonConfig` for the Gluon one), or ``None`` for cuBLAS, which also stands in
+    for a Gluon entry when this Triton has no Gluon."""
     entry = table_for(family).get(shape_key(N, K))
     bucket = entry.bucket(M) if entry is not None else None
-    return bucket.config if bucket is not None else None
+    config = bucket.config if bucket is not None else None
+    if isinstance(config, GluonConfig) and (M > skinny_gluon.MAX_M or not skinny_gluon.available()):
+        return None
+    return config
 
 
 def triton_config(family: str, M: int, N: int, K: int) -> SkinnyConfig:
@@ -128,7 +151,7 @@ def triton_config(family: str, M: int, N: int, K: int) -> SkinnyConfig:
     if entry is None:
         return default_config(N, K, M)
     bucket = entry.bucket(M)
-    if bucket is not None and bucket.config is not None:
+    if bucket is not None and isinstance(bucket.config, SkinnyConfig):
         return bucket.config
     return SkinnyConfig(block_n=entry.block_n, block_m=block_m_for(M), block_k=entry.block_k, k_split=entry.k_split,
                         num_stages=default_stages(entry.block_n, block_m_for(M), entry.block_k))

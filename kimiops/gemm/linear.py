@@ -6,9 +6,11 @@ Backends (capability families in :mod:`kimiops.arch`):
   family, and on CPU tensors through Triton's interpreter (``TRITON_INTERPRET=1``).
 - ``"cublas"``: ``torch`` matmul (cuBLAS on CUDA tensors, torch's CPU GEMM on CPU tensors).
 - ``"auto"`` (default; env ``KIMIOPS_BF16_GEMM_BACKEND`` overrides the default): per
-  (family, M, N, K), the Triton config of the measured table of :mod:`kimiops.gemm.dispatch`
-  where the kernel won, cuBLAS everywhere else. Decided at run time with the concrete M, also
-  under ``torch.compile``.
+  (family, M, N, K), the kernel config of the measured table of :mod:`kimiops.gemm.dispatch`
+  where a kernel won (the Triton one, or on Hopper the Gluon one of
+  :mod:`kimiops.gemm.skinny_gluon`, which reads the weight before waiting for the previous
+  kernel), cuBLAS everywhere else. Decided at run time with the concrete M, also under
+  ``torch.compile``.
 
 The op is registered as ``kimiops::linear`` (functional) and ``kimiops::linear_out``
 (writes ``out``), both with fake implementations, so ``torch.compile(fullgraph=True)`` traces
@@ -26,7 +28,8 @@ import torch.nn.functional as F
 from kimiops.arch import FAMILIES, Backend, device_family, resolve_backend
 from kimiops.env import env_var
 from kimiops.gemm import dispatch
-from kimiops.gemm.skinny import skinny_linear
+from kimiops.gemm.skinny import SkinnyConfig, skinny_linear
+from kimiops.gemm.skinny_gluon import gluon_linear, tma_ready
 from kimiops.streams import capturing
 from kimiops.validation import check_tensor
 
@@ -81,8 +84,21 @@ def _warm_graph_path(
     """
     key = (where, x.dtype, out_dtype, bias is None)
     if key not in _WARMED:
-        skinny_linear(_plain(x), _plain(weight), _plain(bias), torch.empty((x.shape[0], weight.shape[0]), dtype=out_dtype, device=x.device), config)
+        _launch_kernel(x, weight, bias, torch.empty((x.shape[0], weight.shape[0]), dtype=out_dtype, device=x.device),
+                       config)
         _WARMED.add(key)
+
+
+def _launch_kernel(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor, config) -> None:
+    """Run ``config``'s kernel (Triton or Gluon) on detached views (no copies); a Gluon config
+    whose operands TMA cannot address (misaligned pointer or row stride) runs cuBLAS instead."""
+    x, weight, bias = _plain(x), _plain(weight), _plain(bias)
+    if isinstance(config, SkinnyConfig):
+        skinny_linear(x, weight, bias, out, config)
+    elif tma_ready(x, weight):
+        gluon_linear(x, weight, bias, out, config)
+    else:
+        _cublas_linear(x, weight, bias, out)
 
 
 _DECISIONS: dict = {}
@@ -92,7 +108,7 @@ _MEMO_MAX_M = 512
 
 
 def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, name: str):
-    """The Triton config to run ``x[M, K] @ weight^T`` with, or ``None`` for cuBLAS; ``name`` is a
+    """The kernel config to run ``x[M, K] @ weight^T`` with, or ``None`` for cuBLAS; ``name`` is a
     backend name checked by :func:`_requested`. The table / backend decision is memoized per
     (device, name, M, N, K) for M <= ``_MEMO_MAX_M``; the capture state is read on every call."""
     device = x.device
@@ -125,8 +141,8 @@ def _run(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: 
     config = _config(x, weight, bias, out.dtype, name)
     if config is None:  # grad is off on this path: parameters that require grad are used as they are
         _cublas_linear(x, weight, bias, out)
-    else:  # detached views (no copies) for the Triton launcher
-        skinny_linear(_plain(x), _plain(weight), _plain(bias), out, config)
+    else:
+        _launch_kernel(x, weight, bias, out, config)
 
 
 @torch.library.custom_op("kimiops::linear", mutates_args=())
@@ -251,5 +267,5 @@ def linear(
         y = F.linear(x2d, weight, bias)
     else:
         y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-        skinny_linear(_plain(x2d), _plain(weight), _plain(bias), y, config)
+        _launch_kernel(x2d, weight, bias, y, config)
     return y if x2d is x else y.view(*x.shape[:-1], N)

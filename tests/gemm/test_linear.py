@@ -17,8 +17,10 @@ import kimiops.gemm.linear as lin
 from kimiops.gemm import dispatch, scratch
 from kimiops.gemm.linear import linear
 from kimiops.testing import rel_err
+from kimiops.gemm import skinny_gluon
 from kimiops.gemm.skinny import (SkinnyConfig, default_config, k_split_for, skinny_linear, split_candidates,
                                  wave_efficiency)
+from kimiops.gemm.skinny_gluon import GluonConfig, gluon_linear, tma_ready
 
 # (M, N, K): single tile, ragged N and K, several M tiles, K below one tile.
 SMALL = [(1, 64, 256), (3, 96, 200), (20, 128, 384), (5, 64, 40)]
@@ -270,8 +272,66 @@ def test_dispatch_reads_measured_table(tmp_path, monkeypatch):
         dispatch.table_for.cache_clear()
 
 
+def test_dispatch_reads_gluon_buckets(tmp_path, monkeypatch):
+    """A "gluon" bucket carries its own K order; backend="triton" never runs it, and auto falls
+    back to cuBLAS where this Triton has no Gluon."""
+    gluon = {"block_k": 256, "k_split": 512, "num_stages": 3, "pdl": True}
+    _table(tmp_path, [{"m_max": 1, "backend": "gluon", **gluon},
+                      {"m_max": 8, "backend": "triton", "block_m": 16, "num_warps": 4, "num_stages": 5}])
+    monkeypatch.setattr(dispatch, "TABLE_DIR", tmp_path)
+    dispatch.table_for.cache_clear()
+    try:
+        assert dispatch.auto_config("sm90", 1, 2048, 4096) == GluonConfig(**gluon)
+        assert isinstance(dispatch.auto_config("sm90", 2, 2048, 4096), SkinnyConfig)
+        forced = dispatch.triton_config("sm90", 1, 2048, 4096)  # the shape's Triton K order, default tiles
+        assert isinstance(forced, SkinnyConfig) and (forced.block_k, forced.k_split) == (128, 1024)
+        monkeypatch.setattr(skinny_gluon, "available", lambda: False)
+        assert dispatch.auto_config("sm90", 1, 2048, 4096) is None
+    finally:
+        dispatch.table_for.cache_clear()
+
+
+def test_dispatch_rejects_gluon_buckets_off_hopper(tmp_path):
+    path = _table(tmp_path, [{"m_max": 1, "backend": "gluon", "block_k": 128, "k_split": 512, "num_stages": 3}])
+    data = json.loads(path.read_text())
+    dispatch.parse_table(data, "t")
+    data["family"] = "sm10x"
+    with pytest.raises(ValueError, match="gluon"):
+        dispatch.parse_table(data, "t")
+
+
+@pytest.mark.parametrize("fields,match", [
+    ({"block_k": 96, "k_split": 384, "num_stages": 3}, "block_k"),
+    ({"block_k": 128, "k_split": 200, "num_stages": 3}, "k_split"),
+    ({"block_k": 128, "k_split": 256, "num_stages": 1}, "num_stages"),
+])
+def test_gluon_config_rejects_bad_fields(fields, match):
+    with pytest.raises(ValueError, match=match):
+        GluonConfig(**fields)
+
+
+def test_tma_ready_needs_16_byte_pointers_and_row_strides():
+    x = torch.zeros(4, 64, dtype=torch.bfloat16)
+    w = torch.zeros(32, 72, dtype=torch.bfloat16)[:, :64]  # row stride 144 bytes: a multiple of 16
+    assert tma_ready(x, w)
+    assert not tma_ready(x, torch.zeros(32, 65, dtype=torch.bfloat16)[:, 1:])  # pointer 2 bytes off
+    assert not tma_ready(x, torch.zeros(32, 68, dtype=torch.bfloat16)[:, :64])  # row stride 136 bytes
+    assert not tma_ready(torch.zeros(4, 12, dtype=torch.bfloat16), torch.zeros(32, 12, dtype=torch.bfloat16))
+
+
+def test_gluon_config_without_tma_alignment_runs_cublas(monkeypatch):
+    """A Gluon bucket whose operands TMA cannot address takes cuBLAS (here on CPU tensors)."""
+    monkeypatch.setattr(lin, "gluon_linear", lambda *a: pytest.fail("the Gluon kernel must not run"))
+    x, w, b = make(3, 32, 64, "cpu")
+    w_odd = torch.zeros(32, 65, dtype=w.dtype)[:, 1:].copy_(w)
+    out = torch.empty(3, 32, dtype=x.dtype)
+    lin._launch_kernel(x, w_odd, b, out, GluonConfig(block_k=64, k_split=64, num_stages=2))
+    assert torch.equal(out, linear(x, w, b, backend="cublas"))
+
+
 @pytest.mark.parametrize("bucket,match", [
     ({"m_max": 1, "backend": "cutlass"}, "backend"),
+    ({"m_max": 1, "backend": "gluon", "block_k": 128, "k_split": 512}, "num_stages"),
     ({"m_max": 1, "backend": "triton", "num_warps": 4}, "block_m"),
     ({"m_max": "1", "backend": "cublas"}, "m_max"),
 ])
@@ -467,7 +527,7 @@ def test_auto_uses_table_only_under_graph_capture(monkeypatch):
     calls = []
     monkeypatch.setattr(lin, "_DECISIONS", {})  # decisions are memoized per (device, backend, M, N, K)
     monkeypatch.setattr(lin.dispatch, "auto_config", lambda *a: "CONFIG")
-    monkeypatch.setattr(lin, "skinny_linear", lambda *a: calls.append(a[-1]))
+    monkeypatch.setattr(lin, "_launch_kernel", lambda *a: calls.append(a[-1]))
     x, w, b = make(2, 64, 128, "cpu")
     monkeypatch.setattr(lin, "device_family", lambda device: "sm90")
     monkeypatch.setattr(lin, "_WARMED", set())
@@ -499,8 +559,94 @@ def test_gpu_auto_in_graph_runs_table_kernel_and_eager_runs_cublas():
     torch.cuda.synchronize()
     cfg = dispatch.auto_config(lin.device_family(torch.device("cuda")), M, N, K)
     ref = torch.empty_like(out)
-    lin.skinny_linear(x, w, b, ref, cfg)
+    lin._launch_kernel(x, w, b, ref, cfg)
     assert torch.equal(out, ref)
+
+
+def _gluon_buckets():
+    """(N, K, m_lo, m_hi, GluonConfig) of the committed table's Gluon buckets (GPU family)."""
+    if not torch.cuda.is_available():
+        return []
+    family = lin.device_family(torch.device("cuda"))
+    cells = []
+    for key, entry in dispatch.table_for(family).items():
+        lo = 1
+        for bucket in entry.buckets:
+            if isinstance(bucket.config, GluonConfig):
+                cells.append((*map(int, key.split("x")), lo, bucket.m_max, bucket.config))
+            lo = bucket.m_max + 1
+    return cells
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K,k_split", [(1, 256, 2048, 2048), (5, 200, 1000, 256), (16, 6144, 2048, 2048),
+                                           (3, 2624, 6144, 1536), (17, 1000, 3000, 512), (32, 2048, 4096, 1024),
+                                           (2, 128, 4096, 256)])
+@pytest.mark.parametrize("ring", [(128, 4), (256, 3)], ids=lambda r: f"bk{r[0]}s{r[1]}")
+def test_gpu_gluon_matches_fp64_and_repeats_bits(M, N, K, k_split, ring, monkeypatch):
+    """Ragged N and K, one split or several (more than one reduction group), bias on/off, bf16 and
+    fp32 out, with and without PDL: error within 1.5x cuBLAS's, bits equal across runs and PDL."""
+    if not skinny_gluon.available() or lin.device_family(torch.device("cuda")) != "sm90":
+        pytest.skip("the Gluon kernel runs on sm90")
+    block_k, stages = ring
+    cfg = GluonConfig(block_k=block_k, k_split=max(block_k, k_split // block_k * block_k), num_stages=stages)
+    for bias in (False, True):
+        x, w, b = make(M, N, K, "cuda", dtype=torch.bfloat16, bias=bias, seed=M + N)
+        ref = reference(x, w, b)
+        for out_dtype in (torch.bfloat16, torch.float32):
+            outs = []
+            for pdl in ("1", "0", "1"):
+                monkeypatch.setenv("KIMIOPS_PDL", pdl)
+                out = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+                outs.append(gluon_linear(x, w, b, out, cfg))
+            ours, theirs = rel_err(outs[0], ref), rel_err(_cublas_ref(x, w, b, out_dtype), ref)
+            assert ours <= 1.5 * theirs, (bias, out_dtype, ours, theirs)
+            assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
+
+
+@pytest.mark.gpu
+def test_gpu_gluon_table_buckets_every_m_in_graphs():
+    """Every M of every Gluon bucket of the committed table, as auto runs it (captured in a CUDA
+    graph), bias on/off, bf16 and fp32 out: within 1.5x cuBLAS's error and equal to a direct launch."""
+    cells = _gluon_buckets()
+    if not cells:
+        pytest.skip("the committed table of this GPU family has no Gluon bucket")
+    for N, K, m_lo, m_hi, cfg in cells:
+        x64, w, b = make(m_hi, N, K, "cuda", dtype=torch.bfloat16, seed=N * K)
+        for M in range(m_lo, m_hi + 1):
+            for bias in (None, b):
+                for out_dtype in (torch.bfloat16, torch.float32):
+                    x = x64[:M]
+                    out = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+                    linear(x, w, bias, out=out, backend="auto")  # eager: warms the kernel up
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        linear(x, w, bias, out=out, backend="auto")
+                    graph.replay()
+                    direct = gluon_linear(x, w, bias, torch.empty_like(out), cfg)
+                    torch.cuda.synchronize()
+                    assert torch.equal(out, direct), (N, K, M)
+                    ref = reference(x, w, bias)
+                    assert rel_err(out, ref) <= 1.5 * rel_err(_cublas_ref(x, w, bias, out_dtype), ref), (N, K, M)
+
+
+@pytest.mark.gpu
+def test_gpu_gluon_bucket_with_misaligned_weight_runs_cublas_in_graph():
+    cells = _gluon_buckets()
+    if not cells:
+        pytest.skip("the committed table of this GPU family has no Gluon bucket")
+    N, K, _, M, _ = cells[0]
+    x, w, b = make(M, N, K, "cuda", dtype=torch.bfloat16)
+    w_odd = torch.empty(N, K + 1, device="cuda", dtype=torch.bfloat16)[:, 1:]
+    w_odd.copy_(w)
+    out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    linear(x, w_odd, b, out=out, backend="auto")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        linear(x, w_odd, b, out=out, backend="auto")
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, linear(x, w_odd, b, backend="cublas"))
 
 
 def test_backend_decisions_memoized_for_small_m_only(monkeypatch):
