@@ -1,5 +1,6 @@
-"""Offline sm_90 compile of the experimental Gluon linear (``kimiops/gemm/skinny_gluon.py``): checks
-that it builds, and reports shared memory, registers and spills per (block_k, stages). No GPU needed.
+"""Offline sm_90 compile of the Gluon linear (``kimiops/gemm/skinny_gluon.py``): checks that it builds,
+and reports shared memory, registers and spills per (block_k, stages), with and without split-K.
+No GPU needed.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/linear_gluon_compile.py
 """
@@ -13,6 +14,7 @@ import triton
 from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import GPUTarget
 from triton.backends.nvidia.compiler import CUDABackend
+from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
@@ -29,15 +31,16 @@ def main():
     for block_k in (128, 256):
         for stages in (2, 3, 4, 5, 6):
             for out, split in (("*bf16", False), ("*fp32", True)):
-                sig = dict(w_desc=desc_type((256, 2048), [sg.BLOCK_N, block_k], sg.weight_layout(block_k)),
-                           x_desc=desc_type((4, 2048), [16, block_k], sg.x_layout(16, block_k)),
+                layout = lambda rows: gl.NVMMASharedLayout.get_default_for([rows, block_k], gl.bfloat16)  # noqa: E731
+                sig = dict(w_desc=desc_type((256, 2048), [sg.BLOCK_N, block_k], layout(sg.BLOCK_N)),
+                           x_desc=desc_type((4, 2048), [16, block_k], layout(16)),
                            b_ptr="*bf16", y_ptr=out, part_ptr="*fp32", count_ptr="*i32", M="i32", N="i32", K="i32",
                            K_SPLIT="i32", stride_ym="i32")
-                const = dict(HAS_BIAS=True, SPLIT=split, BLOCK_K=block_k, STAGES=stages, EARLY=stages,
-                             CHUNK_TILES=max(1, sg.CHUNK_K // block_k), PDL=True, X_EARLY=False, REDUCE_UNROLL=4)
+                const = dict(HAS_BIAS=True, SPLIT=split, BLOCK_K=block_k, STAGES=stages,
+                             CHUNK_TILES=max(1, sg.CHUNK_K // block_k), PDL=True, REDUCE_UNROLL=4)
                 sig.update({k: "constexpr" for k in const})
                 try:
-                    k = triton.compile(GluonASTSource(sg._skinny_gluon_kernel, sig, const),
+                    k = triton.compile(GluonASTSource(sg._gluon_linear_kernel, sig, const),
                                        target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4))
                 except Exception as exc:  # noqa: BLE001 - reported per variant
                     print(f"block_k {block_k} stages {stages} out {out} split {split}: FAILED {type(exc).__name__}: {str(exc)[:600]}")
