@@ -583,17 +583,19 @@ def _gluon_buckets():
                                            (3, 2624, 6144, 1536), (17, 1000, 3000, 512), (32, 2048, 4096, 1024),
                                            (2, 128, 4096, 256)])
 @pytest.mark.parametrize("ring", [(128, 4), (256, 3)], ids=lambda r: f"bk{r[0]}s{r[1]}")
-def test_gpu_gluon_matches_fp64_and_repeats_bits(M, N, K, k_split, ring, monkeypatch):
-    """Ragged N and K, one split or several (more than one reduction group), bias on/off, bf16 and
-    fp32 out, with and without PDL: error within 1.5x cuBLAS's, bits equal across runs and PDL."""
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_gpu_gluon_matches_fp64_and_repeats_bits(M, N, K, k_split, ring, dtype, monkeypatch):
+    """Ragged N and K, one split or several (more than one reduction group), bias on/off, 16-bit
+    and fp32 out, with and without PDL: error within 1.5x cuBLAS's, bits equal across runs and PDL.
+    fp16 too: auto's table is keyed by shape, so fp16 calls take the same Gluon buckets."""
     if not skinny_gluon.available() or lin.device_family(torch.device("cuda")) != "sm90":
         pytest.skip("the Gluon kernel runs on sm90")
     block_k, stages = ring
     cfg = GluonConfig(block_k=block_k, k_split=max(block_k, k_split // block_k * block_k), num_stages=stages)
     for bias in (False, True):
-        x, w, b = make(M, N, K, "cuda", dtype=torch.bfloat16, bias=bias, seed=M + N)
+        x, w, b = make(M, N, K, "cuda", dtype=dtype, bias=bias, seed=M + N)
         ref = reference(x, w, b)
-        for out_dtype in (torch.bfloat16, torch.float32):
+        for out_dtype in (dtype, torch.float32):
             outs = []
             for pdl in ("1", "0", "1"):
                 monkeypatch.setenv("KIMIOPS_PDL", pdl)

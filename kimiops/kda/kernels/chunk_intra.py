@@ -307,7 +307,8 @@ def chunk_intra_kernel(
     with head strides ``s_*``. Program ``(i, hv)`` works on chunk slot ``slot_off + i`` (a launch
     may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation
     bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy,
-    4 inverse, 8 w/qg/kg; the results are wrong when any is set); the library always passes 0.
+    4 inverse, 8 w/qg/kg, 16 pass 2's gate; the results are wrong when any is set); the library
+    always passes 0.
     ``PDL``: 0 outside a chained pipeline; 1 (first part) lets the next kernel on the stream (this
     part's state stage) be scheduled as this grid's last programs start; 2 (later parts, launched
     as programmatic dependents of the previous part's state stage, whose outputs this kernel never
@@ -403,7 +404,7 @@ def chunk_intra_kernel(
     for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES):
         cols = kb + tl.arange(0, BK2)
         b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                    H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+                                    H, HV, K, GATE if (ABL & 16) == 0 else 0, HAS_A, HAS_DT_BIAS)
         b_q = b_q * rq[:, None]
         b_k = b_k * rk[:, None]
         # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
