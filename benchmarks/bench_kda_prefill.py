@@ -289,6 +289,7 @@ ABLATE_INTRA = [  # (label, intra config overrides); "ablate" bits skip parts (t
     ("pass 1 only", {"ablate": 4 | 8}),
     ("loads+stores", {"ablate": 15}),
     ("pass-2 gate skipped", {"ablate": 16}),
+    ("gate evaluated twice", {"stash_g": False}),
 ]
 ABLATE_STATE = [  # rows override STATE_CONFIG_NARROW (the default is the wide tile); see chunk_state.py
     ("BV16 2w 4st (narrow)", {}),

@@ -179,6 +179,23 @@ def test_huge_softplus_gates_finite_and_exact(device, intra):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+@pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
+def test_gate_stash_gives_the_bits_of_evaluating_the_gate_twice(device, gate, mild):
+    """Pass 1 parks the gated g in the qg / kg scratch for pass 2 (``stash_g``, the default in
+    gate modes): o and the final state are bit-identical to pass 2 re-running the gate, with
+    huge gates, varlen rows past a sequence's end and a chunk that ends mid-way."""
+    cu = torch.tensor([0, 1, 33, 90, 130], dtype=torch.int32, device=device)
+    inp = make_inputs(1, 130, 2, 4, 32, 32, gate, torch.float16, device, seed=11, mild=mild)
+    outs = []
+    for stash in (True, False):
+        ht = torch.full((4, 4, 32, 32), POISON, device=device)
+        o = run(inp, gate=gate, scale=0.2, cu_seqlens=cu, ht=ht, intra_config={"stash_g": stash})
+        outs.append((bits(o.float()), bits(ht)))
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+    ro, rs = reference(inp, gate=gate, scale=0.2, cu_seqlens=cu)
+    assert rel_err(o, ro) < 6e-3 and rel_err(ht, rs) < 6e-3
+
+
 def test_varlen_lengths_both_layouts_gva(device):
     # the issue's lengths (0, 1, 63, 64, 65) and the edges of the kernels' chunk of 32 (31, 32, 33)
     lens = [0, 1, 63, 64, 65, 0, 17, 31, 32, 33]

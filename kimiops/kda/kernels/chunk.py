@@ -376,6 +376,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
+        STASH_G=gate_id != GATE_NONE and bool(ic.get("stash_g", True)) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     if pdl == 2:

@@ -135,8 +135,11 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # removes those conflicts but adds spills: 0.369 -> 0.451-0.472 ms (pass 1), 0.378 (pass 2 only).
 # Unpipelined loops (convert_layout's own conflict-free staging) spill too: 0.536 ms (loop_stages 1).
 # The conflicts are not what bounds this kernel at 168 registers.
+# stash_g (gate modes only): pass 1 parks the gated g in the qg / kg scratch for pass 2 instead of
+# pass 2 re-running the gate (the gate evaluated twice cost B1 T8192 0.446 vs 0.409 ms with pass 2's
+# gate skipped, timing only: logs_h200_20261130m/r6_ablate_gate.log).
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
-                "maxnreg": 168}
+                "maxnreg": 168, "stash_g": True}
 INTRA_CANDIDATES = [
     {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BK2": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
@@ -179,13 +182,21 @@ def _locate_chunk(pid, cu_seqlens, T, N, C: tl.constexpr, NT, IS_VARLEN: tl.cons
 
 
 @triton.jit
+def _load_qk(q, k, tok, rmask, h, cols, H: tl.constexpr, K: tl.constexpr):
+    """fp32 tiles q, k ``[C, BK]`` (0 on rows past the sequence)."""
+    m = rmask[:, None]
+    b_q = tl.load(q + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_k = tl.load(k + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    return b_q, b_k
+
+
+@triton.jit
 def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                 H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
                 GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr):
     """fp32 tiles q, k ``[C, BK]`` and log decay g ``[C, BK]`` (0 on rows past the sequence)."""
     m = rmask[:, None]
-    b_q = tl.load(q + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
-    b_k = tl.load(k + (tok[:, None] * H + h) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    b_q, b_k = _load_qk(q, k, tok, rmask, h, cols, H, K)
     b_g = tl.load(g + (tok[:, None] * HV + hv) * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
     if GATE != 0:
         if HAS_DT_BIAS:
@@ -233,10 +244,13 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
 
 @triton.jit
 def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-                 ssq_q, ssq_k, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
-                 BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
-                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr, ABL: tl.constexpr):
-    """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares."""
+                 ssq_q, ssq_k, stash_hi, stash_lo, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
+                 C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
+                 HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr,
+                 STASH_G: tl.constexpr, ABL: tl.constexpr):
+    """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares;
+    with ``STASH_G`` also stores the gated g as fp16 ``hi`` / ``lo`` ``[C, BK]`` at ``stash_hi`` /
+    ``stash_lo`` (the chunk's ``[C, K]`` tiles) for pass 2."""
     NS: tl.constexpr = C // BC
     LOG_BC: tl.constexpr = 4  # BC == 16
     loc = tl.arange(0, BC)[None, :, None]
@@ -245,6 +259,11 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     cols = kb + tl.arange(0, BK)
     b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                 H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+    if STASH_G:
+        s_hi, s_lo = _split_g(b_g)
+        o_tile = tl.arange(0, C)[:, None] * K + cols[None, :]
+        tl.store(stash_hi + o_tile, s_hi)
+        tl.store(stash_lo + o_tile, s_lo)
     if USE_L2NORM:
         ssq_q += tl.sum(b_q * b_q, axis=1)
         ssq_k += tl.sum(b_k * b_k, axis=1)
@@ -299,8 +318,8 @@ def chunk_intra_kernel(
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
-    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, ABL: tl.constexpr,
-    PDL: tl.constexpr,
+    DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, STASH_G: tl.constexpr,
+    ABL: tl.constexpr, PDL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
@@ -350,10 +369,19 @@ def chunk_intra_kernel(
     ssq_k = tl.zeros([C], dtype=tl.float32)
 
     # ---------------------------------------------------------------- pass 1: scores
+    # STASH_G: the gate is evaluated once. Pass 1 parks the gated g, split into its fp16 halves,
+    # in this chunk's qg / kg tiles (2 bytes per element each, written by pass 2 only after it has
+    # read them back, slice by slice); pass 2 then neither reloads g nor re-runs the gate.
+    slot = pid.to(tl.int64)
+    stash_hi = (qg_out + hv64 * s_qg + slot * C * K).to(tl.pointer_type(tl.float16))
+    stash_lo = (kg_out + hv64 * s_kg + slot * C * K).to(tl.pointer_type(tl.float16))
     for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
         acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
             q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-            ssq_q, ssq_k, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, ABL)
+            ssq_q, ssq_k, stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM,
+            DOT_DT, STASH_G, ABL)
+    if STASH_G:
+        tl.debug_barrier()  # every thread's stash stores before any thread's pass-2 loads
 
     # ---------------------------------------------------------------- scaling (l2norm, beta)
     if USE_L2NORM:
@@ -376,7 +404,6 @@ def chunk_intra_kernel(
     blk_same = tl.arange(0, NS)[:, None, None, None] == tl.arange(0, NS)[None, None, :, None]
     a_qk = a_off_qk + tl.reshape(tl.where(blk_same, dg_qk[:, :, None, :], 0.0), (C, C))
 
-    slot = pid.to(tl.int64)
     o_cc = slot * C * C + rr[:, None] * C + rr[None, :]
     tl.store(aqk_out + hv64 * s_aqk + o_cc, a_qk.to(aqk_out.dtype.element_ty))
 
@@ -403,14 +430,20 @@ def chunk_intra_kernel(
     tri_after = (rr[None, :] > rr[:, None]).to(tl.float16)
     for kb in tl.range(0, K if (ABL & 8) == 0 else 0, BK2, num_stages=LOOP_STAGES):
         cols = kb + tl.arange(0, BK2)
-        b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
-                                    H, HV, K, GATE if (ABL & 16) == 0 else 0, HAS_A, HAS_DT_BIAS)
+        if STASH_G:
+            b_q, b_k = _load_qk(q, k, tok, rmask, h, cols, H, K)
+            o_tile = rr[:, None] * K + cols[None, :]
+            g_hi = tl.load(stash_hi + o_tile)
+            g_lo = tl.load(stash_lo + o_tile)
+        else:
+            b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
+                                        H, HV, K, GATE if (ABL & 16) == 0 else 0, HAS_A, HAS_DT_BIAS)
+            g_hi, g_lo = _split_g(b_g)
         b_q = b_q * rq[:, None]
         b_k = b_k * rk[:, None]
         # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
         # g = hi + lo with fp32 accumulation (exact products, ~22-bit g); g >= -2^15 keeps hi finite
         # and changes nothing (e^-32768 is 0 in fp32 already)
-        g_hi, g_lo = _split_g(b_g)
         g_cum = tl.minimum(tl.dot(tri_incl, g_hi, tl.dot(tri_incl, g_lo)), 0.0)
         g_rest = tl.minimum(tl.dot(tri_after, g_hi, tl.dot(tri_after, g_lo)), 0.0)
         e_g = tl.exp(g_cum)
