@@ -69,6 +69,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
 
+* Seventeenth session: the gate is evaluated once (``STASH_G``: pass 1 parks the gated g's fp16
+  halves in the chunk's qg / kg tiles, pass 2 reads them back before overwriting them): with the
+  gate 0.446 -> 0.415 ms, bits unchanged (``logs_h200_20261130m/r7_ablate_stash.log``).
 * Ninth session: u left this stage for the state stage (``tb = Tinv diag(beta)`` stored instead):
   0.404 -> 0.369 ms (0.497 -> 0.447 with the gate) (``logs_h200_20261130e/ablate_intra_stash.log``,
   ``bench_prefill_u_in_state.log``); register caps 144 / 128 no better (``ablate_intra_maxnreg.log``).
