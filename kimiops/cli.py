@@ -14,6 +14,7 @@ def cmd_info(_args) -> int:
 
     from kimiops.arch import device_family
     from kimiops.gemm.dispatch import table_for
+    from kimiops.gemm.skinny_gluon import GluonConfig
     from kimiops.kda.dispatch import kda_backend
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -35,7 +36,10 @@ def cmd_info(_args) -> int:
     if family == "cpu":
         linear = "torch (CPU tensors)"
     elif table:
-        linear = f"auto: triton where the measured {family} table says it wins ({len(table)} shapes), cuBLAS elsewhere"
+        gluon = sum(isinstance(b.config, GluonConfig) for e in table.values() for b in e.buckets)
+        kernels = f"triton (gluon in {gluon} M buckets)" if gluon else "triton"
+        linear = (f"auto: {kernels} where the measured {family} table says it wins ({len(table)} shapes), "
+                  "cuBLAS elsewhere")
     else:
         linear = f"cublas (no measured table for {family})"
     print(f"  {'linear':<20} {linear}")

@@ -13,6 +13,20 @@ def test_info_runs(capsys):
     assert "family" in out and "chunk_kda" in out and "linear" in out
 
 
+def test_info_names_the_linear_kernels_of_the_sm90_table(capsys, monkeypatch):
+    """On an sm90 device, info says auto takes the Triton kernel and, in the buckets that name it,
+    the Gluon one (counted from the committed table)."""
+    import kimiops.arch
+    from kimiops.gemm.dispatch import table_for
+    from kimiops.gemm.skinny_gluon import GluonConfig
+
+    monkeypatch.setattr(kimiops.arch, "device_family", lambda device=None: "sm90")
+    assert main(["info"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("linear"))
+    gluon = sum(isinstance(b.config, GluonConfig) for e in table_for("sm90").values() for b in e.buckets)
+    assert "auto: triton" in line and (f"gluon in {gluon} M buckets" in line) == (gluon > 0)
+
+
 def test_bench_help():
     proc = subprocess.run([sys.executable, "-m", "kimiops.cli", "bench", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "prefill" in proc.stdout
