@@ -63,6 +63,7 @@ try:  # Gluon is Triton's experimental layer (triton >= 3.5); kimiops imports wi
     from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma,
                                                                    warpgroup_mma, warpgroup_mma_wait)
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 except ImportError:  # pragma: no cover - depends on the installed Triton
     gluon = None
 
@@ -113,15 +114,6 @@ def tma_ready(x: torch.Tensor, weight: torch.Tensor) -> bool:
 if gluon is not None:
 
     @gluon.jit
-    def _gdc_launch_dependents():
-        gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [], dtype=gl.int32,
-                                  is_pure=False, pack=1)
-
-    @gluon.jit
-    def _gdc_wait():
-        gl.inline_asm_elementwise("griddepcontrol.wait; // $0", "=r", [], dtype=gl.int32, is_pure=False, pack=1)
-
-    @gluon.jit
     def _load_tile(desc, row, col, bar, dest, pred):
         mbarrier.expect(bar, desc.block_type.nbytes, pred=pred)
         tma.async_copy_global_to_shared(desc, [row, col], bar, dest, pred=pred)
@@ -149,12 +141,12 @@ if gluon is not None:
         fence_async_shared()
 
         if PDL:
-            _gdc_launch_dependents()
+            gdc_launch_dependents()
         # The weight ring fills before the wait (the module's contract), x's tiles after it.
         for j in gl.static_range(STAGES):
             _load_tile(w_desc, n0, k_lo + j * BLOCK_K, w_ready.index(j), w_ring.index(j), j < k_tiles)
         if PDL:
-            _gdc_wait()
+            gdc_wait()
         for j in gl.static_range(STAGES):
             _load_tile(x_desc, 0, k_lo + j * BLOCK_K, x_ready.index(j), x_ring.index(j), j < k_tiles)
 
