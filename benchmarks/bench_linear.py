@@ -50,7 +50,7 @@ import torch
 import triton
 from triton.testing import do_bench
 
-from kimiops.arch import device_family
+from kimiops.arch import GLUON_LINEAR_FAMILIES, device_family
 from kimiops.bench.timing import copy_bandwidth
 from kimiops.gemm import dispatch
 from kimiops.gemm.linear import linear
@@ -386,7 +386,7 @@ def main() -> None:
              "min_speedup": args.margin, "timing": "CUDA-graph replay over rotating weights (cold L2), median",
              "shapes": {}}
     sweep_record = {}
-    gluon = args.gluon and family in dispatch.GLUON_FAMILIES and skinny_gluon.available()
+    gluon = args.gluon and family in GLUON_LINEAR_FAMILIES and skinny_gluon.available()
     gluon_record = {}
     if args.workers > 0:
         jobs = ([(N, K, M, dataclasses.asdict(cfg), False, "bfloat16") for N, K in args.shapes

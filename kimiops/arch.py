@@ -63,6 +63,10 @@ def device_family(device: torch.device | str | int | None = None) -> str:
 #: the stream is still running, and must ``gdc_wait`` before reading that kernel's results.
 PDL_FAMILIES = frozenset({"sm90", "sm10x", "sm12x"})
 
+#: Families whose measured linear tables may name the Gluon kernel (``kimiops.gemm.skinny_gluon``:
+#: built on Hopper's wgmma and TMA, which later families do not run as such).
+GLUON_LINEAR_FAMILIES = frozenset({"sm90"})
+
 
 @functools.lru_cache(maxsize=None)
 def supports_pdl(device: torch.device) -> bool:

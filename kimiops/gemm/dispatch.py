@@ -36,6 +36,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kimiops.arch import GLUON_LINEAR_FAMILIES
 from kimiops.gemm import skinny_gluon
 from kimiops.gemm.skinny import SkinnyConfig, block_m_for, default_config, default_stages
 from kimiops.gemm.skinny_gluon import GluonConfig
@@ -43,8 +44,6 @@ from kimiops.gemm.skinny_gluon import GluonConfig
 TABLE_DIR = Path(__file__).resolve().parent / "tables"
 TABLE_FORMAT = 2
 _TILE_FIELDS = ("block_m", "num_warps", "num_stages")
-#: Families whose tables may name the Gluon kernel (it is built on Hopper's wgmma and TMA).
-GLUON_FAMILIES = frozenset({"sm90"})
 
 
 @dataclass(frozen=True)
@@ -103,9 +102,9 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
                     tiles["pdl"] = _field(source, bwhere, b, "pdl", bool)
                 config = SkinnyConfig(block_n=block_n, block_k=block_k, k_split=k_split, **tiles)
             elif backend == "gluon":
-                if data.get("family") not in GLUON_FAMILIES:
-                    raise ValueError(f"{source}: {bwhere}.backend: 'gluon' runs on {sorted(GLUON_FAMILIES)} only, "
-                                     f"the table is for {data.get('family')!r}")
+                if data.get("family") not in GLUON_LINEAR_FAMILIES:
+                    raise ValueError(f"{source}: {bwhere}.backend: 'gluon' runs on "
+                                     f"{sorted(GLUON_LINEAR_FAMILIES)} only, the table is for {data.get('family')!r}")
                 config = GluonConfig(block_k=_field(source, bwhere, b, "block_k"),
                                      k_split=_field(source, bwhere, b, "k_split"),
                                      num_stages=_field(source, bwhere, b, "num_stages"),

@@ -104,7 +104,8 @@ class GluonConfig:
 
 
 def tma_ready(x: torch.Tensor, weight: torch.Tensor) -> bool:
-    """Whether 2-D ``x`` and ``weight`` (stride 1 along K) can be read by TMA descriptors."""
+    """Whether 2-D ``x`` and ``weight`` (stride 1 along K) can be read by TMA descriptors: 16-byte
+    aligned base pointers and row strides, and K a multiple of 16 bytes (the range tested)."""
     size = x.element_size()
     return (x.data_ptr() % 16 == 0 and weight.data_ptr() % 16 == 0
             and (x.stride(0) * size) % 16 == 0 and (weight.stride(0) * size) % 16 == 0

@@ -56,8 +56,8 @@ import kimiops.launch as fast_launch
 from kimiops.launch import launch, no_launch_hooks, recording
 from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "BoundPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG_WIDE",
-           "PIPELINE_CONFIG"]
+__all__ = ["chunk_kda_fwd", "BoundPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG",
+           "STATE_CONFIG_WIDE", "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -376,7 +376,8 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
-        STASH_G=gate_id != GATE_NONE and bool(ic.get("stash_g", True)) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
+        # the stash parks fp16 halves in the qg / kg tiles: it needs 16-bit storage there
+        STASH_G=gate_id != GATE_NONE and bool(ic["stash_g"]) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     if pdl == 2:
