@@ -18,10 +18,15 @@ Why a second kernel (``skinny.py`` is the first)
     worse elsewhere; ``benchmarks/bench_linear.py`` puts it in the table only where it wins.
 
 Contract (the price of the early weight loads)
-    With PDL the weight is read while the kernel before it on the stream may still be running:
-    that kernel must not write the weight. Model parameters satisfy this; a weight produced on the
-    fly by the kernel right before (e.g. a dequantization) does not: pass ``backend="triton"``
-    or ``"cublas"`` there, or set ``KIMIOPS_PDL=0``. ``x`` and ``bias`` are read after the wait.
+    With PDL this kernel may start as soon as the kernel before it on the stream lets its
+    dependents start. A kernel that never says so lets them start when it completes; kimiops's
+    own PDL kernels (both linears, decode, the prefill state stage) say so as they start, before
+    their own wait (CUDA C++ Programming Guide, "Programmatic Dependent Launch and
+    Synchronization"). So while the weight tiles are requested, the kernel right before may still
+    run, and if it released its dependents early, so may the one before it, and so on back to the
+    first kernel that did not. None of those may write the weight. Model parameters satisfy this;
+    for a weight produced on the fly (e.g. a dequantization) pass ``backend="triton"`` or
+    ``"cublas"``, or set ``KIMIOPS_PDL=0``. ``x`` and ``bias`` are read after the wait.
 
 Grid
     ``(cdiv(N, 64), splits)``, ``splits = cdiv(K, k_split)``; one warpgroup per program.

@@ -54,7 +54,10 @@ before ``cu_seqlens`` arrives (N = 1 3.30 vs 3.13 us), the PDL trigger after the
 vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per SM (spills: N = 64 91.9% -> 65-88%),
 and a Gluon version with an explicit tile layout whose K reductions take 3 shuffles instead of 5
 (branch ``exp/gluon-decode``; correct, but N = 1 4.04 vs 3.05 us and N = 64 80.7 vs 93.9%,
-``r9_gluon_decode_check.log``).
+``r9_gluon_decode_check.log``). Eighteenth session (``logs_h200_20261130n/``, docs/decode.md): the
+pool tile read before the PDL wait (N = 1 -0.5 us, but N = 8 +11% and a contract that two calls on
+one pool back to back break) and an L2 prefetch of it before the wait (N = 1 -0.2 us over distinct
+slots, N = 2 and N = 64 slower).
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
