@@ -24,7 +24,12 @@ def main() -> None:
           f"_needs_autograd {loop_us(lambda: L._needs_autograd(x, w, None)):.2f} us, "
           f"_config {loop_us(lambda: L._config(x, w, None, x.dtype, 'auto')):.2f} us")
     o = torch.empty(4, 64, dtype=torch.bfloat16)
-    values = [x, w, o, o, o, o, 4, 64, 64, 64, 64, 64, 64, False, False, True, True, 32, 16, 128, 6, 1, 2, True, 1024]
+    # one value per kernel parameter, by name, so the list follows the kernel's signature
+    by_name = dict(x_ptr=x, w_ptr=w, b_ptr=o, y_ptr=o, part_ptr=o, count_ptr=o, M=4, N=64, K=64, K_SPLIT=64,
+                   stride_xm=64, stride_wn=64, stride_ym=64, HAS_BIAS=False, SPLIT=False, EVEN_N=True,
+                   EVEN_K=True, BLOCK_N=32, BLOCK_M=16, BLOCK_K=128, NUM_STAGES=6, REDUCE_UNROLL=1,
+                   CHUNK_TILES=2, PDL=True, PREFETCH_K=1024, PREFETCH_STEP=512)
+    values = [by_name[p.name] for p in _skinny_linear_kernel.params]
     options = {"num_warps": 4, "num_stages": 6, "launch_pdl": True}
     key_us = loop_us(lambda: specialization_key(_skinny_linear_kernel, 0, values, options))
     print(f"specialization_key of the skinny kernel ({len(_skinny_linear_kernel.params)} parameters): {key_us:.2f} us")
