@@ -1,0 +1,1 @@
+for w in .whl/*.whl; do python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$w"; done; PYTHONPATH=$PWD:/tmp/site timeout 440 python3 -m pytest -q -m gpu tests/integrations tests/kda tests/test_devices.py -p no:cacheprovider > $OUT/r7_pytest_gpu_rest.log 2>&1; echo rc=$?; tail -4 $OUT/r7_pytest_gpu_rest.log
