@@ -40,6 +40,7 @@ import bench_linear as bl  # noqa: E402
 
 from kimiops.bench.timing import copy_bandwidth, environment  # noqa: E402
 from kimiops.gemm.linear import linear  # noqa: E402
+from kimiops.gemm.skinny import prefetch_l2  # noqa: E402
 from kimiops.intmath import cdiv  # noqa: E402
 
 TMA_COLS = 64
@@ -58,9 +59,7 @@ def _read_flat_kernel(w_ptr, out_ptr, numel, per_prog, BLOCK: tl.constexpr, NUM_
         if L2_PREFETCH:  # ask L2 for the whole range (one 128-byte line per 64 elements), then wait
             lines = tl.arange(0, 1024) * 64
             for s in range(lo, hi, 1024 * 64):
-                tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
-                                          [w_ptr + tl.minimum(s + lines, hi - 1)], dtype=tl.int32, is_pure=False,
-                                          pack=1)
+                prefetch_l2(w_ptr + tl.minimum(s + lines, hi - 1))
         if not EARLY:
             tl.extra.cuda.gdc_wait()
     offs = tl.arange(0, BLOCK)

@@ -193,6 +193,14 @@ def default_config(N: int, K: int, M: int) -> SkinnyConfig:
     )
 
 
+@triton.jit
+def prefetch_l2(ptrs):
+    """Ask L2 for the 128-byte line of every address in ``ptrs`` (``prefetch.global.L2``: a hint,
+    no register result, nothing read; the compiler must not drop it, hence ``is_pure=False``)."""
+    tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [ptrs], dtype=tl.int32,
+                              is_pure=False, pack=1)
+
+
 @triton.jit(do_not_specialize=["M"])
 def _skinny_linear_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, count_ptr,
@@ -229,8 +237,7 @@ def _skinny_linear_kernel(
         for pf in tl.static_range(0, PREFETCH_K, PREFETCH_STEP):  # one 128-byte line per 64 elements
             if k_lo + pf < k_hi:
                 pf_cols = tl.minimum(k_lo + pf + tl.arange(0, PREFETCH_STEP // 64)[None, :] * 64, k_hi - 1)
-                tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l",
-                                          [w_ptr + pf_rows + pf_cols], dtype=tl.int32, is_pure=False, pack=1)
+                prefetch_l2(w_ptr + pf_rows + pf_cols)
         tl.extra.cuda.gdc_wait()
 
     # Chunked fp32 accumulation: a fresh accumulator per CHUNK_TILES K tiles, added into the total
