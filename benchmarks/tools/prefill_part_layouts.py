@@ -1,0 +1,107 @@
+"""Whole prefill calls (CUDA-graph medians, optionally eager) under different cuts of the chunk
+slots into pipelined parts, at B1 where the parts run (``chunk.pipeline_parts``).
+
+A layout is a string:
+
+* ``uP``: P near-equal parts (what ``pipeline_parts`` gives today, for P = its part count);
+* ``h1,h2,..|M|t1,t2,..``: head parts of h1, h2, .. slots, then near-equal parts of about M slots,
+  then tail parts of t1, t2, .. slots (either list may be empty).
+
+Each layout's output and final state are compared bit for bit with the one-part call (the parts
+chain the state through fp32 scratch, so every cut must give the same bits).
+
+    PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/tools/prefill_part_layouts.py \
+        --cases B1_T8192 --layouts "u4;u8;16,32|64|32,16"
+"""
+import argparse
+
+import torch
+
+from bench_kda_prefill import HV, K, V, bench_eager, bench_graph, make_case, ours_fn
+import kimiops
+from kimiops.kda import workspace
+from kimiops.kda.runner import forget_eager
+from kimiops.kda.kernels import chunk as chunk_mod
+
+CASES = {"B1_T8192": (1, 8192), "B1_T32768": (1, 32768), "B1_T16384": (1, 16384), "B1_T4096": (1, 4096)}
+
+
+def part_bounds(spec: str, n_slots: int) -> list[tuple[int, int]]:
+    """Slot ranges ``[lo, hi)`` of layout ``spec`` over ``n_slots`` chunk slots."""
+    if spec.startswith("u"):
+        n = int(spec[1:])
+        return [(n_slots * i // n, n_slots * (i + 1) // n) for i in range(n)]
+    head_s, mid_s, tail_s = spec.split("|")
+    head = [int(x) for x in head_s.split(",") if x]
+    tail = [int(x) for x in tail_s.split(",") if x]
+    rest = n_slots - sum(head) - sum(tail)
+    if rest < 0:
+        raise ValueError(f"layout {spec!r}: head and tail exceed {n_slots} slots")
+    n_mid = max(1, round(rest / int(mid_s))) if rest else 0
+    sizes = head + [rest * (i + 1) // n_mid - rest * i // n_mid for i in range(n_mid)] + tail
+    bounds, lo = [], 0
+    for s in sizes:
+        bounds.append((lo, lo + s))
+        lo += s
+    assert lo == n_slots
+    return bounds
+
+
+def public_fn(c):
+    """An eager call of the public ``kimiops.chunk_kda`` on case ``c`` (final state out)."""
+    def run():
+        return kimiops.chunk_kda(c["q"], c["k"], c["v"], c["g"], c["beta"], scale=K**-0.5,
+                                 output_final_state=True, use_qk_l2norm_in_kernel=True,
+                                 use_gate_in_kernel=c["mode"] == "gate", A_log=c["A_log"], dt_bias=c["dt_bias"])
+    return run
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--cases", default="B1_T8192,B1_T32768")
+    p.add_argument("--modes", default="g,gate")
+    p.add_argument("--layouts", default="u4;u8", help="layouts separated by ';'")
+    p.add_argument("--rounds", type=int, default=2, help="timing rounds over all layouts (alternated)")
+    p.add_argument("--eager", action="store_true", help="also time eager calls of the public kimiops.chunk_kda "
+                   "(after its first calls: the eager shortcut's replay of the recorded launches)")
+    p.add_argument("--rep", type=int, default=20)
+    args = p.parse_args()
+    layouts = [x for x in args.layouts.split(";") if x]
+    orig = chunk_mod.pipeline_parts
+    for name in args.cases.split(","):
+        B, T = CASES[name]
+        for mode in args.modes.split(","):
+            c = make_case(B, T, mode)
+            ref_ht = torch.empty(B, HV, K, V, device="cuda")
+            ref_o = torch.empty_like(c["v"])
+            chunk_mod.pipeline_parts = lambda n, pairs, config=None: [(0, n)]
+            ours_fn(c, ref_ht, ref_o)()
+            torch.cuda.synchronize()
+            times = {spec: [] for spec in layouts}
+            for rnd in range(args.rounds):
+                for spec in layouts if rnd % 2 == 0 else layouts[::-1]:
+                    chunk_mod.pipeline_parts = lambda n, pairs, config=None, s=spec: part_bounds(s, n)
+                    ht = torch.empty_like(ref_ht)
+                    out = torch.empty_like(ref_o)
+                    fn = ours_fn(c, ht, out)
+                    fn()
+                    torch.cuda.synchronize()
+                    if rnd == 0:
+                        same = torch.equal(out, ref_o) and torch.equal(ht, ref_ht)
+                        sizes = [hi - lo for lo, hi in part_bounds(spec, (T + 31) // 32)]
+                        print(f"{name} {mode} {spec}: {len(sizes)} parts {sizes} bit-equal to one part: {same}",
+                              flush=True)
+                    times[spec].append(bench_graph(fn, args.rep))
+                    if args.eager and rnd == 0:
+                        forget_eager()  # the shortcut must record this layout's launches
+                        print(f"  eager {name} {mode} {spec}: {bench_eager(public_fn(c), args.rep):.3f} ms", flush=True)
+            for spec in layouts:
+                ts = " / ".join(f"{t:.3f}" for t in times[spec])
+                print(f"graph {name} {mode} {spec:<24} {ts} ms", flush=True)
+            chunk_mod.pipeline_parts = orig
+            del c
+            workspace.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
