@@ -5,7 +5,10 @@ A layout is a string:
 
 * ``uP``: P near-equal parts (what ``pipeline_parts`` gives today, for P = its part count);
 * ``h1,h2,..|M|t1,t2,..``: head parts of h1, h2, .. slots, then near-equal parts of about M slots,
-  then tail parts of t1, t2, .. slots (either list may be empty).
+  then tail parts of t1, t2, .. slots (either list may be empty);
+
+optionally followed by ``@key=value,..``: state-stage config overrides for that layout (e.g.
+``u8@num_stages=4``).
 
 Each layout's output and final state are compared bit for bit with the one-part call (the parts
 chain the state through fp32 scratch, so every cut must give the same bits).
@@ -23,11 +26,20 @@ from kimiops.kda import workspace
 from kimiops.kda.runner import forget_eager
 from kimiops.kda.kernels import chunk as chunk_mod
 
-CASES = {"B1_T8192": (1, 8192), "B1_T32768": (1, 32768), "B1_T16384": (1, 16384), "B1_T4096": (1, 4096)}
+CASES = {"B1_T2048": (1, 2048), "B1_T4096": (1, 4096), "B1_T8192": (1, 8192), "B1_T16384": (1, 16384),
+         "B1_T32768": (1, 32768)}
+
+
+def state_overrides(spec: str) -> dict | None:
+    """The state config overrides after ``@`` in ``spec`` (ints), or None."""
+    if "@" not in spec:
+        return None
+    return {k: int(v) for k, v in (kv.split("=") for kv in spec.split("@", 1)[1].split(","))}
 
 
 def part_bounds(spec: str, n_slots: int) -> list[tuple[int, int]]:
     """Slot ranges ``[lo, hi)`` of layout ``spec`` over ``n_slots`` chunk slots."""
+    spec = spec.split("@", 1)[0]
     if spec.startswith("u"):
         n = int(spec[1:])
         return [(n_slots * i // n, n_slots * (i + 1) // n) for i in range(n)]
@@ -83,7 +95,7 @@ def main() -> None:
                     chunk_mod.pipeline_parts = lambda n, pairs, config=None, s=spec: part_bounds(s, n)
                     ht = torch.empty_like(ref_ht)
                     out = torch.empty_like(ref_o)
-                    fn = ours_fn(c, ht, out)
+                    fn = ours_fn(c, ht, out, state=state_overrides(spec))
                     fn()
                     torch.cuda.synchronize()
                     if rnd == 0:
