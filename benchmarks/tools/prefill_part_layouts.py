@@ -20,14 +20,15 @@ import argparse
 
 import torch
 
-from bench_kda_prefill import HV, K, V, bench_eager, bench_graph, make_case, ours_fn
+from bench_kda_prefill import HV, K, V, VARLEN_LENS, bench_eager, bench_graph, make_case, ours_fn
 import kimiops
 from kimiops.kda import workspace
 from kimiops.kda.runner import forget_eager
 from kimiops.kda.kernels import chunk as chunk_mod
 
-CASES = {"B1_T2048": (1, 2048), "B1_T4096": (1, 4096), "B1_T8192": (1, 8192), "B1_T16384": (1, 16384),
-         "B1_T32768": (1, 32768)}
+CASES = {"B1_T256": (1, 256), "B1_T1024": (1, 1024), "B1_T2048": (1, 2048), "B1_T4096": (1, 4096),
+         "B1_T8192": (1, 8192), "B1_T16384": (1, 16384), "B1_T32768": (1, 32768),
+         "B8_T1024": (8, 1024), "B4_T4096": (4, 4096), "varlen7_16384": (1, sum(VARLEN_LENS))}
 
 
 def state_overrides(spec: str) -> dict | None:
@@ -64,7 +65,8 @@ def public_fn(c):
     def run():
         return kimiops.chunk_kda(c["q"], c["k"], c["v"], c["g"], c["beta"], scale=K**-0.5,
                                  output_final_state=True, use_qk_l2norm_in_kernel=True,
-                                 use_gate_in_kernel=c["mode"] == "gate", A_log=c["A_log"], dt_bias=c["dt_bias"])
+                                 use_gate_in_kernel=c["mode"] == "gate", A_log=c["A_log"], dt_bias=c["dt_bias"],
+                                 cu_seqlens=c["cu"])
     return run
 
 
@@ -83,8 +85,10 @@ def main() -> None:
     for name in args.cases.split(","):
         B, T = CASES[name]
         for mode in args.modes.split(","):
-            c = make_case(B, T, mode)
-            ref_ht = torch.empty(B, HV, K, V, device="cuda")
+            lens = VARLEN_LENS if name.startswith("varlen") else None
+            c = make_case(B, T, mode, lens=lens)
+            N = len(lens) if lens else B
+            ref_ht = torch.empty(N, HV, K, V, device="cuda")
             ref_o = torch.empty_like(c["v"])
             chunk_mod.pipeline_parts = lambda n, pairs, config=None: [(0, n)]
             ours_fn(c, ref_ht, ref_o)()
@@ -100,7 +104,8 @@ def main() -> None:
                     torch.cuda.synchronize()
                     if rnd == 0:
                         same = torch.equal(out, ref_o) and torch.equal(ht, ref_ht)
-                        sizes = [hi - lo for lo, hi in part_bounds(spec, (T + 31) // 32)]
+                        n_slots = T // 32 + N if lens else B * ((T + 31) // 32)
+                        sizes = [hi - lo for lo, hi in part_bounds(spec, n_slots)]
                         print(f"{name} {mode} {spec}: {len(sizes)} parts {sizes} bit-equal to one part: {same}",
                               flush=True)
                     times[spec].append(bench_graph(fn, args.rep))
