@@ -25,6 +25,7 @@ import threading
 import torch
 import triton
 from triton.backends.compiler import BaseBackend
+from triton.runtime.errors import OutOfResources
 from triton.runtime.jit import native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
@@ -129,6 +130,23 @@ def recording(into: list):
         _RECORDER.into = previous
 
 
+def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
+    """``kernel[grid](*args, **kwargs)`` through Triton, with one pipeline stage fewer at a time
+    while the device cannot hold the kernel's shared memory: Triton raises ``OutOfResources``
+    before anything is launched. The tuned configs were measured on the H200 (227 KiB per CTA);
+    sm86, sm89 and sm120 allow 99 KiB and sm80 163 KiB. Stages change no result bits. (On the fast
+    path the fitted kernel is cached under the requested config; on Triton's own path every call
+    retries.)"""
+    while True:
+        try:
+            return compiled_kernel(kernel[grid](*args, **kwargs))
+        except OutOfResources as e:
+            stages = kwargs.get("num_stages", 3)  # Triton's default
+            if e.name != "shared memory" or stages <= 1:
+                raise
+            kwargs = dict(kwargs, num_stages=stages - 1)
+
+
 def launch(kernel, grid: tuple, *args, **kwargs):
     """``kernel[grid](*args, **kwargs)``; returns the compiled kernel.
 
@@ -143,14 +161,14 @@ def launch(kernel, grid: tuple, *args, **kwargs):
     if not FAST_LAUNCH or not no_launch_hooks():
         if record is not None:
             record.append(None)
-        return compiled_kernel(kernel[grid](*args, **kwargs))
+        return _jit_launch(kernel, grid, args, kwargs)
     values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = torch._C._cuda_getDevice()  # what Triton's driver reads (torch.cuda.current_device), raw
     key = specialization_key(kernel, device, values, kwargs)
     hit = _CACHE.get(key)
     gx, gy, gz = (tuple(grid) + (1, 1))[:3]
     if hit is None:
-        ck = compiled_kernel(kernel[grid](*args, **kwargs))
+        ck = _jit_launch(kernel, grid, args, kwargs)
         if ck is not None and getattr(ck, "function", None) is not None:
             # the key fixes which arguments are tensors (their specialization is a pointer type)
             tensors = tuple(i for i in _layout(kernel)[1] if isinstance(values[i], torch.Tensor))

@@ -5,6 +5,7 @@ compile differently. The launches themselves run on the GPU only (``tests/kda``'
 import pytest
 import torch
 import triton.language as tl
+from triton.runtime.errors import OutOfResources
 from triton.runtime.jit import JITFunction
 
 from kimiops.launch import specialization_key
@@ -142,3 +143,57 @@ def test_recording_keeps_what_repeats_each_launch(monkeypatch, stubbed_launch):
         fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)
     assert rec == [None]
     assert getattr(fast_launch._RECORDER, "into", None) is None  # recording ends with its block
+
+
+class _SharedHungryJIT(_FakeJIT):
+    """A kernel needing 40 KiB of shared memory per pipeline stage on a device with 100 KiB per
+    CTA: Triton's launch raises ``OutOfResources`` above 2 stages, as on sm86 / sm89 / sm120."""
+
+    def __init__(self, resource="shared memory"):
+        super().__init__()
+        self.resource = resource
+
+    def __getitem__(self, grid):
+        def run(*args, num_stages=3, **kwargs):
+            self.jit_calls.append(num_stages)
+            if 40 * 1024 * num_stages > 100 * 1024:
+                raise OutOfResources(40 * 1024 * num_stages, 100 * 1024, self.resource)
+            return self.compiled
+        return run
+
+
+def test_launch_takes_fewer_stages_where_shared_memory_is_short(stubbed_launch):
+    """A config tuned on the H200 whose pipeline does not fit the device runs with one stage fewer
+    at a time; the fitted kernel is cached under the requested config (one retry per key)."""
+    fast_launch = stubbed_launch
+    kernel = _SharedHungryJIT()
+    x = torch.empty(32, dtype=torch.float16)
+    assert fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16, num_stages=4) is kernel.compiled
+    assert kernel.jit_calls == [4, 3, 2]
+    fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16, num_stages=4)
+    assert kernel.jit_calls == [4, 3, 2] and len(kernel.compiled.run.c_calls) == 1
+    fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)  # Triton's default of 3 stages
+    assert kernel.jit_calls == [4, 3, 2, 3, 2]
+
+
+def test_launch_reraises_other_shortages(stubbed_launch):
+    """Only shared memory is traded for stages; another resource, or a kernel that does not fit
+    in one stage, raises Triton's error."""
+    fast_launch = stubbed_launch
+    x = torch.empty(32, dtype=torch.float16)
+    with pytest.raises(OutOfResources, match="threads"):
+        fast_launch.launch(_SharedHungryJIT("threads"), (3,), x, 32, 1.5, B=16, num_stages=4)
+    too_big = _OneStageTooMany()
+    with pytest.raises(OutOfResources, match="shared memory"):
+        fast_launch._jit_launch(too_big, (3,), (x,), {"num_stages": 2})
+    assert too_big.jit_calls == [2, 1]
+
+
+class _OneStageTooMany(_SharedHungryJIT):
+    """Needs more shared memory than the device has even with one stage."""
+
+    def __getitem__(self, grid):
+        def run(*args, num_stages=3, **kwargs):
+            self.jit_calls.append(num_stages)
+            raise OutOfResources(200 * 1024, 100 * 1024, "shared memory")
+        return run

@@ -15,7 +15,7 @@ import torch
 
 from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
-from kimiops.kda.kernels.chunk import chunk_kda_fwd, pipeline_parts
+from kimiops.kda.kernels.chunk import PIPELINE_CONFIG, chunk_kda_fwd, pipeline_parts
 from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG_NARROW, STATE_CONFIG_WIDE
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
@@ -142,9 +142,11 @@ def test_state_configs_match_oracle(device, state_config):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
-@pytest.mark.parametrize("B,T,H,pipeline", [(1, 64, 2, None), (8, 100, 16, None), (1, 200, 2, {"max_parts": 3, "min_part_slots": 1})])
+@pytest.mark.parametrize("B,T,H,pipeline", [(1, 64, 2, None), (8, 100, 16, None),
+                                             (1, 200, 2, {"min_parts": 3, "max_parts": 3, "min_part_slots": 1})])
 def test_default_state_tile_is_wide(B, T, H, pipeline):
-    """Few or many (sequence, head) pairs, one part or several: the launcher takes the wide tile."""
+    """Few or many (sequence, head) pairs, one part or several: the launcher takes the wide tile,
+    with ``state_stages`` pipeline stages when there are parts; a given state config wins."""
     from kimiops.kda.kernels.chunk import _plan
 
     inp = make_inputs(B, T, H, H, 32, 32, "softplus", torch.float32, "cpu", seed=5)
@@ -152,8 +154,16 @@ def test_default_state_tile_is_wide(B, T, H, pipeline):
                  h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
                  use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
                  lower_bound=None, out=None, intra_config=None, state_config=None, pipeline_config=pipeline)
-    assert plan["sc"] == STATE_CONFIG_WIDE
-    assert (len(plan["parts"]) > 1) == (pipeline is not None)
+    parted = pipeline is not None
+    assert (len(plan["parts"]) > 1) == parted
+    stages = PIPELINE_CONFIG["state_stages"] if parted else STATE_CONFIG_WIDE["num_stages"]
+    assert plan["sc"] == dict(STATE_CONFIG_WIDE, num_stages=stages)
+    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                 use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                 lower_bound=None, out=None, intra_config=None, state_config={"num_stages": 2},
+                 pipeline_config=pipeline)
+    assert plan["sc"] == dict(STATE_CONFIG_WIDE, num_stages=2)
 
 
 def test_state_candidates_are_complete_configs():
@@ -256,25 +266,28 @@ def test_dispatch_order_does_not_change_results(device, wide):
 
 
 def test_pipeline_parts_follow_the_measured_rule():
-    """Parts only below 128 (sequence, head) pairs, at least 64 slots each, at most 8; contiguous
-    ranges covering every slot (H200 measurements in chunk.py)."""
+    """Parts only below 128 (sequence, head) pairs: one per 128 slots, at least 4 and at most 16,
+    none under 16 slots; contiguous ranges covering every slot (H200 measurements in chunk.py)."""
     assert pipeline_parts(256, 32) == [(0, 64), (64, 128), (128, 192), (192, 256)]  # B1 T8192, 32 heads
     assert pipeline_parts(1024, 32) == [(i * 128, i * 128 + 128) for i in range(8)]  # B1 T32768
-    assert pipeline_parts(4000, 32)[-1] == (3500, 4000) and len(pipeline_parts(4000, 32)) == 8
-    assert pipeline_parts(128, 32) == [(0, 64), (64, 128)]                   # B1 T4096
-    assert pipeline_parts(127, 32) == [(0, 127)]                             # too short to split
+    assert pipeline_parts(4096, 32) == [(i * 256, i * 256 + 256) for i in range(16)]  # B1 T131072: at most 16
+    assert pipeline_parts(4000, 32)[-1] == (3750, 4000) and len(pipeline_parts(4000, 32)) == 16
+    assert pipeline_parts(128, 32) == [(0, 32), (32, 64), (64, 96), (96, 128)]  # B1 T4096
+    assert pipeline_parts(64, 32) == [(0, 16), (16, 32), (32, 48), (48, 64)]   # B1 T2048
+    assert pipeline_parts(32, 32) == [(0, 16), (16, 32)]                     # B1 T1024: parts of 16 slots at least
+    assert pipeline_parts(31, 32) == [(0, 31)]                               # too short to split
     assert pipeline_parts(1024, 128) == [(0, 1024)]                          # B4: the state fills the GPU
     assert pipeline_parts(521, 224) == [(0, 521)]                            # varlen 7 sequences x 32
     assert pipeline_parts(0, 0) == [(0, 0)]
     for n_slots in (1, 7, 300, 1001):
-        parts = pipeline_parts(n_slots, 1, {"max_parts": 5, "min_part_slots": 1})
+        parts = pipeline_parts(n_slots, 1, {"min_parts": 5, "max_parts": 5, "min_part_slots": 1})
         assert parts[0][0] == 0 and parts[-1][1] == n_slots
         assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(parts, parts[1:]))
 
 
 def _parts(n):
     """Pipeline config that cuts every problem into ``n`` parts (1: one launch per stage)."""
-    return {"max_parts": n, "min_part_slots": 1}
+    return {"min_parts": n, "max_parts": n, "min_part_slots": 1}
 
 
 @pytest.mark.parametrize("n_parts,state_config", [(2, STATE_CONFIG_WIDE), (3, STATE_CONFIG_WIDE),
@@ -427,6 +440,30 @@ def test_gpu_state_configs_accuracy(state):
     eo, es = rel_err(o, ro), rel_err(ht, rs)
     print(f"{state}: rel o {eo:.2e}, rel state {es:.2e}")
     assert finite(o) and finite(ht) and eo <= 3e-3 and es <= 2.5e-3
+
+
+@pytest.mark.gpu
+def test_gpu_state_stages_beyond_shared_memory_fall_back():
+    """A state pipeline deeper than the device's shared memory holds (8 stages of the wide tile:
+    ~270 KiB against 227 on the H200) runs with fewer stages (``kimiops.launch``), within the
+    device's limit, and gives the bits of the default config."""
+    from kimiops.kda.kernels.chunk import _launch_intra, _launch_state, _plan
+
+    inp = _gpu_inputs("softplus", False, T=1024, H=2, HV=4)
+    outs = []
+    for state_config in (None, {"num_stages": 8}):
+        ht = torch.full((1, 4, 128, 128), POISON, device="cuda")
+        plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+                     h0_indices=None, ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                     use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                     lower_bound=None, out=None, intra_config=None, state_config=state_config,
+                     pipeline_config={"max_parts": 1})
+        _launch_intra(plan)
+        ck = _launch_state(plan)
+        outs.append((bits(plan["o"]), bits(ht)))
+    limit = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    assert ck.metadata.num_stages < 8 and ck.metadata.shared <= limit
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
 
 
 @pytest.mark.gpu

@@ -70,9 +70,10 @@ SUB_CHUNK = 16
 # varlen batches of up to this many sequences run the state stage longest sequence first (one
 # extra single-program launch sorts the lengths on the device); larger batches keep index order
 ORDER_MAX_SEQS = 1024
-# Pipelined parts: P = min(max_parts, NC // min_part_slots), at least 1, and only below
-# `below_pairs` (sequence, head) pairs, where one state tile per SM is latency-bound; with more
-# pairs the state stage fills the SMs itself and parts only add launches. high_priority: the
+# Pipelined parts: P = min(max(min_parts, NC // part_slots), max_parts, NC // min_part_slots), at
+# least 1, and only below `below_pairs` (sequence, head) pairs, where one state tile per SM is
+# latency-bound; with more pairs the state stage fills the SMs itself and parts only add launches.
+# state_stages: num_stages of the state stage when there are parts (below). high_priority: the
 # forked stream of the state stage gets the highest stream priority (eager launches; graphs
 # replay with the priority of the launching stream).
 # H200, CUDA-graph medians of the whole call, H=HV=32 K=V=128 bf16 (logs_h200_20261130b/
@@ -102,7 +103,23 @@ ORDER_MAX_SEQS = 1024
 # stream: B1 T8192 4 parts 0.653 vs 0.674 ms (gate 0.710 vs 0.791), 8 parts 0.639 vs 0.684 (gate
 # 0.719 vs 0.825); B1 T32768 4 parts 2.428 vs 2.476 (gate 2.660 vs 2.983), 8 parts 2.328 vs 2.383
 # (gate 2.599 vs 2.961). Hence the chain, and up to 8 parts of at least 64 slots (T8192: 4, T32768: 8).
-PIPELINE_CONFIG = {"max_parts": 8, "min_part_slots": 64, "below_pairs": 128, "high_priority": True, "pdl": True}
+# Nineteenth session (logs_h200_20261130o/, benchmarks/tools/prefill_part_layouts.py; graph medians in
+# ms, g / gate): state_stages, the state stage's pipeline depth in parts. With 4 stages its CTA needs
+# 134 KiB of shared memory (3 stages: 100 KiB), more than half an SM's 227, so two state CTAs that PDL
+# places early beside a stage-1 part can no longer share an SM (the twelfth session's timeline showed
+# such pairs; reserving shared memory by hand then gave -3.5% / +0.7%). In parts, 4 stages against 3:
+# T4096 4 parts 0.323 / 0.346 against 0.345 / 0.362; T8192 4 parts 0.616 / 0.647 against 0.647 /
+# 0.678; T32768 8 parts 2.195 / 2.343 against 2.311 / 2.416 (r2, r3). In one part (batches) 4 stages
+# lose (B8 T1024 0.551 against 0.511, B4 T4096 1.058 / 0.990, varlen 1.094 / 1.040: r3), so they apply
+# to parts only. Part counts with 4 stages (r2, r3): T1024 1 or 2 parts 0.100 / 0.101 (4 parts 0.130);
+# T2048 4 parts 0.176 (2: 0.181, one part with 3 stages 0.185); T4096 4 parts 0.323 (2: 0.333, 8:
+# 0.329); T8192 4 parts 0.616 / 0.649 (8: 0.613 / 0.658, 16: 0.635 / 0.678); T16384 4 parts 1.154 / 1.220
+# (8: 1.171 / 1.237, 16: 1.183 / 1.267); T32768 8 parts 2.195 / 2.343 (16: 2.268 / 2.422). Hence
+# P = NC // part_slots clamped to [min_parts, max_parts], at most NC // min_part_slots, at least 1.
+# Cuts with small first and last parts (16, 32, 80, 80, 32, 16 slots at T8192) lost to equal parts
+# (0.684 against 0.643 ms, r1).
+PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 128,
+                   "state_stages": 4, "high_priority": True, "pdl": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -267,7 +284,10 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     parts = pipeline_parts(NC, N * HV, pc)
-    sc = dict(STATE_CONFIG_WIDE, **(state_config or {}))
+    sc = dict(STATE_CONFIG_WIDE)
+    if len(parts) > 1:
+        sc["num_stages"] = pc["state_stages"]
+    sc.update(state_config or {})
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
                 h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),
@@ -304,10 +324,12 @@ def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None) -> list
         config: ``PIPELINE_CONFIG`` keys to override.
     Returns:
         ``[(0, n_slots)]`` (one part) at ``config["below_pairs"]`` pairs or more, else
-        ``min(max_parts, n_slots // min_part_slots)`` near-equal parts (at least one).
+        ``min(max(min_parts, n_slots // part_slots), max_parts, n_slots // min_part_slots)``
+        near-equal parts (at least one).
     """
     pc = dict(PIPELINE_CONFIG, **(config or {}))
-    n = max(1, min(pc["max_parts"], n_slots // max(1, pc["min_part_slots"])))
+    n = max(pc["min_parts"], n_slots // max(1, pc["part_slots"]))
+    n = max(1, min(n, pc["max_parts"], n_slots // max(1, pc["min_part_slots"])))
     if pairs >= pc["below_pairs"]:
         n = 1
     return [(n_slots * i // n, n_slots * (i + 1) // n) for i in range(n)]
