@@ -2,7 +2,8 @@
 source tree given as the first argument, with the narrow and the wide state configs
 (``STATE_CONFIG_NARROW``, ``STATE_CONFIG_WIDE``) at HV = 32, K = V = 128, bf16 v/o, fp16 scratch:
 registers, spill stores, shared memory, the mma/wgmma instructions in the PTX and its hash without
-debug lines.
+debug lines; then the wide config in pipelined parts (``PARTED``, ``PDL``) at 2, 3 and 4 stages
+(shared memory per CTA: whether two state CTAs fit one SM).
 
     python benchmarks/tools/state_compile_stats.py <tree>     # e.g. a git worktree of a revision
 """
@@ -28,3 +29,12 @@ for name, cfg in (("narrow", cs.STATE_CONFIG_NARROW), ("wide", cs.STATE_CONFIG_W
     mma = {m: len(re.findall(m, k.asm["ptx"])) for m in ("mma.sync", "wgmma.mma_async")}
     print(f"{name} {cfg}: {regs}; shared {k.metadata.shared} B; {mma}; PTX sha1 {ptx_digest(k.asm['ptx'])} "
           "(without debug lines)", flush=True)
+
+for stages in (2, 3, 4):
+    cfg = cs.STATE_CONFIG_WIDE
+    const = dict(HV=32, K=128, V=128, C=32, BV=cfg["BV"], STATE_V_FIRST=False, HAS_H0=False, HAS_H0_IDX=False,
+                 HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False, HI_FIRST=cfg["hi_first"],
+                 SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,
+                 PARTED=True, INV_PREC="tf32", PDL=True, POW2_SCALE=cfg["pow2_scale"])
+    k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const, dict(num_warps=cfg["num_warps"], num_stages=stages))
+    print(f"wide in parts, {stages} stages: {regs}; shared {k.metadata.shared} B", flush=True)

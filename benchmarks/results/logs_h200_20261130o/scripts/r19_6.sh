@@ -1,0 +1,1 @@
+export PYTHONPATH=$PWD:/tmp/site; for w in .whl/*.whl; do python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$w" 2>/dev/null; done; timeout 280 python3 -m pytest -q -m gpu tests/integrations tests/kda/test_recurrent_kernel.py tests/test_devices.py -p no:cacheprovider -rs > $OUT/r6_pytest_gpu_rest.log 2>&1
