@@ -98,6 +98,16 @@ def make_case(B, T, mode, lens=None, dtype=torch.bfloat16, seed=0, h=H, hv=HV):
     return dict(q=q, k=k, v=v, g=g, beta=beta, A_log=A_log, dt_bias=dt_bias, cu=cu, mode=mode)
 
 
+def warm_case(B, T, mode, lens=None):
+    """``(case, ht, out)``: the inputs of ``make_case``, a final-state and an output buffer, after
+    one call of ours (kernels compiled, every scratch buffer written)."""
+    c = make_case(B, T, mode, lens=lens)
+    ht = torch.empty(len(lens) if lens else B, HV, K, V, device="cuda")
+    out = torch.empty_like(c["v"])
+    ours_fn(c, ht, out)()
+    return c, ht, out
+
+
 def ours_fn(c, ht, out, intra=None, state=None, stage=None, pipeline=None):
     kwargs = dict(
         scale=K**-0.5, cu_seqlens=c["cu"], h0=None, h0_indices=None, ht=ht, ht_indices=None,

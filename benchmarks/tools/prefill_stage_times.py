@@ -5,9 +5,7 @@ from whichever ``kimiops`` is first on the path, so two trees can be compared ru
 """
 import argparse
 
-import torch
-
-from bench_kda_prefill import HV, K, V, bench_graph, make_case, ours_fn
+from bench_kda_prefill import bench_graph, ours_fn, warm_case
 
 CASES = {"B1_T8192": (1, 8192), "B8_T1024": (8, 1024), "B4_T4096": (4, 4096)}
 
@@ -25,10 +23,7 @@ def main() -> None:
     for name in args.cases.split(","):
         B, T = CASES[name]
         for mode in args.modes.split(","):
-            c = make_case(B, T, mode)
-            ht = torch.empty(B, HV, K, V, device="cuda")
-            out = torch.empty_like(c["v"])
-            ours_fn(c, ht, out)()  # compile, valid scratch
+            c, ht, out = warm_case(B, T, mode)
             stage1 = bench_graph(ours_fn(c, ht, out, stage="intra"), args.rep)
             whole = bench_graph(ours_fn(c, ht, out), args.rep)
             print(f"{args.label} {name} {mode}: stage 1 {stage1:.3f} ms, whole call {whole:.3f} ms", flush=True)

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from bench_kda_prefill import HV, K, V, _capture, make_case, ours_fn
+from bench_kda_prefill import _capture, ours_fn, warm_case
 from kimiops.kda import workspace
 
 CASES = {"B1_T8192": (1, 8192), "B1_T32768": (1, 32768), "B8_T1024": (8, 1024)}
@@ -90,10 +90,7 @@ def main() -> None:
         for name in args.cases.split(","):
             B, T = CASES[name]
             for mode in args.modes.split(","):
-                c = make_case(B, T, mode)
-                ht = torch.empty(B, HV, K, V, device="cuda")
-                out = torch.empty_like(c["v"])
-                ours_fn(c, ht, out)()
+                c, ht, out = warm_case(B, T, mode)
                 graphs = {
                     "stage 1 alone": _capture(ours_fn(c, ht, out, stage="intra")),
                     "state alone (one launch)": _capture(ours_fn(c, ht, out, stage="state")),
