@@ -103,22 +103,22 @@ ORDER_MAX_SEQS = 1024
 # stream: B1 T8192 4 parts 0.653 vs 0.674 ms (gate 0.710 vs 0.791), 8 parts 0.639 vs 0.684 (gate
 # 0.719 vs 0.825); B1 T32768 4 parts 2.428 vs 2.476 (gate 2.660 vs 2.983), 8 parts 2.328 vs 2.383
 # (gate 2.599 vs 2.961). Hence the chain, and up to 8 parts of at least 64 slots (T8192: 4, T32768: 8).
-# Nineteenth session (logs_h200_20261130o/, benchmarks/tools/prefill_part_layouts.py; graph medians in
-# ms, g / gate; logs r1-r3): state_stages, the state stage's pipeline depth in parts. With 4 stages
-# its CTA needs 134 KiB of shared memory (3 stages: 100 KiB; offline_compile_20261130o_state_stages.log),
-# more than half an SM's 227, so two state CTAs that PDL places early beside a stage-1 part can no
-# longer share an SM (the twelfth session's timeline showed
-# such pairs; reserving shared memory by hand then gave -3.5% / +0.7%). In parts, 4 stages against 3:
-# T4096 4 parts 0.323 / 0.346 against 0.345 / 0.362; T8192 4 parts 0.616 / 0.647 against 0.647 /
-# 0.678; T32768 8 parts 2.195 / 2.343 against 2.311 / 2.416 (r2, r3). In one part (batches) 4 stages
-# lose (B8 T1024 0.551 against 0.511, B4 T4096 1.058 / 0.989, varlen 1.093 / 1.040; g, r3), so they apply
-# to parts only. Part counts with 4 stages (r2, r3): T1024 1 or 2 parts 0.100 / 0.101 (4 parts 0.130);
-# T2048 4 parts 0.176 (2: 0.181, one part with 3 stages 0.185); T4096 4 parts 0.323 (2: 0.333, 8:
-# 0.329); T8192 4 parts 0.617 / 0.649 (8: 0.613 / 0.659, 16: 0.635 / 0.678); T16384 4 parts 1.154 / 1.220
-# (8: 1.171 / 1.237, 16: 1.183 / 1.267); T32768 8 parts 2.195 / 2.343 (16: 2.268 / 2.422). Hence
-# P = NC // part_slots clamped to [min_parts, max_parts], at most NC // min_part_slots, at least 1.
-# Cuts with small first and last parts (16, 32, 80, 80, 32, 16 slots at T8192) lost to equal parts
-# (0.684 against 0.643 ms, r1).
+# Nineteenth session (logs_h200_20261130o/, benchmarks/tools/prefill_part_layouts.py; graph medians
+# in ms, g / gate; logs r1-r3): state_stages, the state stage's pipeline depth in parts. With 4
+# stages its CTA needs 134 KiB of shared memory (3 stages: 100 KiB;
+# offline_compile_20261130o_state_stages.log), more than half an SM's 227, so two state CTAs that
+# PDL places early beside a stage-1 part can no longer share an SM (the twelfth session's timeline
+# showed such pairs; reserving shared memory by hand then gave -3.5% / +0.7%). In parts, 4 stages
+# against 3: T4096 4 parts 0.323 / 0.346 against 0.345 / 0.362; T8192 4 parts 0.616 / 0.647 against
+# 0.647 / 0.678; T32768 8 parts 2.195 / 2.343 against 2.311 / 2.416 (r2, r3). In one part (batches)
+# 4 stages lose (B8 T1024 0.551 against 0.511, B4 T4096 1.058 / 0.989, varlen 1.093 / 1.040; g, r3),
+# so they apply to parts only. Part counts with 4 stages (r2, r3): T1024 1 or 2 parts 0.100 / 0.101
+# (4 parts 0.130); T2048 4 parts 0.176 (2: 0.181, one part with 3 stages 0.185); T4096 4 parts 0.323
+# (2: 0.333, 8: 0.329); T8192 4 parts 0.617 / 0.649 (8: 0.613 / 0.659, 16: 0.635 / 0.678); T16384 4
+# parts 1.154 / 1.220 (8: 1.171 / 1.237, 16: 1.183 / 1.267); T32768 8 parts 2.195 / 2.343 (16: 2.268
+# / 2.422). Hence P = NC // part_slots clamped to [min_parts, max_parts], at most NC //
+# min_part_slots, at least 1. Cuts with small first and last parts (16, 32, 80, 80, 32, 16 slots at
+# T8192) lost to equal parts (0.684 against 0.643 ms, r1).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 128,
                    "state_stages": 4, "high_priority": True, "pdl": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid

@@ -108,6 +108,8 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
 STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False,
                        "split_kv": True, "pow2_scale": False}
+# In pipelined parts (``chunk.py``) the launcher gives the wide tile 4 stages instead
+# (``PIPELINE_CONFIG["state_stages"]``: one state CTA per SM beside stage 1).
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
                      "split_kv": True, "pow2_scale": True}
 STATE_CANDIDATES = [dict(STATE_CONFIG_NARROW, **c) for c in (  # what the benchmarks sweep
