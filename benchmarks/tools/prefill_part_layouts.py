@@ -3,7 +3,8 @@ slots into pipelined parts, at B1 where the parts run (``chunk.pipeline_parts``)
 
 A layout is a string:
 
-* ``uP``: P near-equal parts (what ``pipeline_parts`` gives today, for P = its part count);
+* ``rule``: what the library's ``pipeline_parts`` gives (one part at 128 sequence-head pairs or more);
+* ``uP``: P near-equal parts;
 * ``h1,h2,..|M|t1,t2,..``: head parts of h1, h2, .. slots, then near-equal parts of about M slots,
   then tail parts of t1, t2, .. slots (either list may be empty);
 
@@ -26,9 +27,15 @@ from kimiops.kda import workspace
 from kimiops.kda.runner import forget_eager
 from kimiops.kda.kernels import chunk as chunk_mod
 
-CASES = {"B1_T256": (1, 256), "B1_T1024": (1, 1024), "B1_T2048": (1, 2048), "B1_T4096": (1, 4096),
-         "B1_T8192": (1, 8192), "B1_T16384": (1, 16384), "B1_T32768": (1, 32768),
-         "B8_T1024": (8, 1024), "B4_T4096": (4, 4096), "varlen7_16384": (1, sum(VARLEN_LENS))}
+CASES = {  # name: (B, T, varlen lengths or None)
+    **{f"B1_T{t}": (1, t, None) for t in (256, 1024, 2048, 4096, 8192, 16384, 32768)},
+    "B8_T1024": (8, 1024, None), "B4_T4096": (4, 4096, None), "varlen7_16384": (1, sum(VARLEN_LENS), VARLEN_LENS),
+    # few sequences (below 128 sequence-head pairs at 32 heads, so the library cuts them into parts,
+    # and a part's slot range holds whole runs of one sequence's chunks)
+    "B2_T4096": (2, 4096, None), "B3_T4096": (3, 4096, None),
+    "varlen2_8192": (1, 8192, [4096, 4096]), "varlen2_uneven": (1, 8192, [7000, 1192]),
+    "varlen3_12288": (1, 12288, [6000, 4000, 2288]),
+}
 
 
 def state_overrides(spec: str) -> dict | None:
@@ -83,9 +90,8 @@ def main() -> None:
     layouts = [x for x in args.layouts.split(";") if x]
     orig = chunk_mod.pipeline_parts
     for name in args.cases.split(","):
-        B, T = CASES[name]
+        B, T, lens = CASES[name]
         for mode in args.modes.split(","):
-            lens = VARLEN_LENS if name.startswith("varlen") else None
             c = make_case(B, T, mode, lens=lens)
             N = len(lens) if lens else B
             ref_ht = torch.empty(N, HV, K, V, device="cuda")
@@ -96,7 +102,10 @@ def main() -> None:
             times = {spec: [] for spec in layouts}
             for rnd in range(args.rounds):
                 for spec in layouts if rnd % 2 == 0 else layouts[::-1]:
-                    chunk_mod.pipeline_parts = lambda n, pairs, config=None, s=spec: part_bounds(s, n)
+                    if spec.split("@", 1)[0] == "rule":
+                        chunk_mod.pipeline_parts = orig
+                    else:
+                        chunk_mod.pipeline_parts = lambda n, pairs, config=None, s=spec: part_bounds(s, n)
                     ht = torch.empty_like(ref_ht)
                     out = torch.empty_like(ref_o)
                     fn = ours_fn(c, ht, out, state=state_overrides(spec))
@@ -105,7 +114,8 @@ def main() -> None:
                     if rnd == 0:
                         same = torch.equal(out, ref_o) and torch.equal(ht, ref_ht)
                         n_slots = T // 32 + N if lens else B * ((T + 31) // 32)
-                        sizes = [hi - lo for lo, hi in part_bounds(spec, n_slots)]
+                        bounds = orig(n_slots, N * HV) if spec.startswith("rule") else part_bounds(spec, n_slots)
+                        sizes = [hi - lo for lo, hi in bounds]
                         print(f"{name} {mode} {spec}: {len(sizes)} parts {sizes} bit-equal to one part: {same}",
                               flush=True)
                     times[spec].append(bench_graph(fn, args.rep))
