@@ -146,18 +146,20 @@ def test_recording_keeps_what_repeats_each_launch(monkeypatch, stubbed_launch):
 
 
 class _SharedHungryJIT(_FakeJIT):
-    """A kernel needing 40 KiB of shared memory per pipeline stage on a device with 100 KiB per
-    CTA: Triton's launch raises ``OutOfResources`` above 2 stages, as on sm86 / sm89 / sm120."""
+    """A kernel needing ``fixed_kib`` plus 40 KiB per pipeline stage of shared memory on a device
+    with 100 KiB per CTA: Triton's launch raises ``OutOfResources`` (naming ``resource``) above 2
+    stages by default, as on sm86 / sm89 / sm120."""
 
-    def __init__(self, resource="shared memory"):
+    def __init__(self, resource="shared memory", fixed_kib=0):
         super().__init__()
-        self.resource = resource
+        self.resource, self.fixed_kib = resource, fixed_kib
 
     def __getitem__(self, grid):
         def run(*args, num_stages=3, **kwargs):
             self.jit_calls.append(num_stages)
-            if 40 * 1024 * num_stages > 100 * 1024:
-                raise OutOfResources(40 * 1024 * num_stages, 100 * 1024, self.resource)
+            need = (self.fixed_kib + 40 * num_stages) * 1024
+            if need > 100 * 1024:
+                raise OutOfResources(need, 100 * 1024, self.resource)
             return self.compiled
         return run
 
@@ -183,17 +185,7 @@ def test_launch_reraises_other_shortages(stubbed_launch):
     x = torch.empty(32, dtype=torch.float16)
     with pytest.raises(OutOfResources, match="threads"):
         fast_launch.launch(_SharedHungryJIT("threads"), (3,), x, 32, 1.5, B=16, num_stages=4)
-    too_big = _OneStageTooMany()
+    too_big = _SharedHungryJIT(fixed_kib=200)
     with pytest.raises(OutOfResources, match="shared memory"):
         fast_launch._jit_launch(too_big, (3,), (x,), {"num_stages": 2})
     assert too_big.jit_calls == [2, 1]
-
-
-class _OneStageTooMany(_SharedHungryJIT):
-    """Needs more shared memory than the device has even with one stage."""
-
-    def __getitem__(self, grid):
-        def run(*args, num_stages=3, **kwargs):
-            self.jit_calls.append(num_stages)
-            raise OutOfResources(200 * 1024, 100 * 1024, "shared memory")
-        return run

@@ -29,7 +29,8 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
     Args:
         pointers: parameter name -> pointer type (``"*bf16"``...); names the function lacks are
             ignored, so one map serves several revisions of a kernel.
-        const: constexpr values, likewise filtered by the function's parameters.
+        const: constexpr values, likewise filtered by the function's parameters; every constexpr
+            parameter of the function needs one (ValueError otherwise).
         options: ``triton.compile`` options (``num_warps``, ``num_stages``, ``maxnreg``).
     Other parameters are typed ``i64`` (``s_*`` strides), ``fp32`` (``scale``, ``lower_bound``) or
     ``i32``; pointers and strides are declared 16-divisible, as the launcher's tensors are.
@@ -38,6 +39,9 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
     """
     params = list(inspect.signature(jit_fn.fn).parameters)
     const = {n: x for n, x in const.items() if n in params}
+    missing = [p.name for p in jit_fn.params if p.is_constexpr and p.name not in const]
+    if missing:  # typed as a runtime int below, it would compile a variant the launcher never runs
+        raise ValueError(f"const: no value for the constexpr parameters {missing} of {jit_fn.fn.__name__}")
     sig = {p: pointers[p] if p in pointers else "constexpr" if p in const else "i64" if p.startswith("s_")
            else "fp32" if p in FLOAT_SCALARS else "i32" for p in params}
     attrs = {(params.index(n),): [["tt.divisibility", 16]] for n in params if n in pointers or n.startswith("s_")}

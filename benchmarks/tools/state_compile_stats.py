@@ -19,22 +19,27 @@ from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
 POINTERS = {"w": "*fp16", "u": "*fp32", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
             "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32", "ht_indices": "*i32",
             "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32"}
+
+
+def const_for(cfg: dict, parted: bool) -> dict:
+    """Constexprs at HV = 32, K = V = 128: one sequence in one launch (V-first states, h0 and ht), or
+    one pipelined part (PDL-chained, carry in and out, no h0)."""
+    return dict(HV=32, K=128, V=128, C=32, BV=cfg["BV"], STATE_V_FIRST=not parted, HAS_H0=not parted,
+                HAS_H0_IDX=False, HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False,
+                HI_FIRST=cfg["hi_first"], SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"],
+                V_TILES_ADJACENT=False, GRID_3D=True, PARTED=parted, INV_PREC="tf32", PDL=parted,
+                POW2_SCALE=cfg["pow2_scale"])
+
+
 for name, cfg in (("narrow", cs.STATE_CONFIG_NARROW), ("wide", cs.STATE_CONFIG_WIDE)):
-    const = dict(HV=32, K=128, V=128, C=32, BV=cfg["BV"], STATE_V_FIRST=True, HAS_H0=True, HAS_H0_IDX=False,
-                 HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False, HI_FIRST=cfg["hi_first"],
-                 SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,
-                 PARTED=False, INV_PREC="tf32", PDL=False)
-    k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const,
+    k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const_for(cfg, parted=False),
                            dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
     mma = {m: len(re.findall(m, k.asm["ptx"])) for m in ("mma.sync", "wgmma.mma_async")}
     print(f"{name} {cfg}: {regs}; shared {k.metadata.shared} B; {mma}; PTX sha1 {ptx_digest(k.asm['ptx'])} "
           "(without debug lines)", flush=True)
 
+cfg = cs.STATE_CONFIG_WIDE
 for stages in (2, 3, 4):
-    cfg = cs.STATE_CONFIG_WIDE
-    const = dict(HV=32, K=128, V=128, C=32, BV=cfg["BV"], STATE_V_FIRST=False, HAS_H0=False, HAS_H0_IDX=False,
-                 HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False, HI_FIRST=cfg["hi_first"],
-                 SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,
-                 PARTED=True, INV_PREC="tf32", PDL=True, POW2_SCALE=cfg["pow2_scale"])
-    k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const, dict(num_warps=cfg["num_warps"], num_stages=stages))
+    k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const_for(cfg, parted=True),
+                           dict(num_warps=cfg["num_warps"], num_stages=stages))
     print(f"wide in parts, {stages} stages: {regs}; shared {k.metadata.shared} B", flush=True)

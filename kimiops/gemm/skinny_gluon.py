@@ -59,6 +59,7 @@ import torch
 from kimiops.arch import supports_pdl
 from kimiops.env import env_var
 from kimiops.gemm.scratch import split_k_scratch
+from kimiops.gemm.skinny import CHUNK_K  # one accumulation chunk for both linear kernels
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.streams import on_device
 
@@ -74,8 +75,6 @@ except ImportError:  # pragma: no cover - depends on the installed Triton
 
 #: Weight rows per program: the wgmma's M side.
 BLOCK_N = 64
-#: Longest fp32 accumulation chain (K elements) before the running chunk joins the total.
-CHUNK_K = 1024
 #: Rings swept by ``benchmarks/bench_linear.py``: (block_k, stages). Each won at least one cell of
 #: the issue's grid in ``logs_h200_20261130m/r3_gluon_sweep.log`` (H200); (128, 6) won none.
 RING_CANDIDATES = ((128, 3), (128, 4), (128, 5), (256, 2), (256, 3), (256, 4))

@@ -15,7 +15,7 @@ import torch
 
 from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
-from kimiops.kda.kernels.chunk import PIPELINE_CONFIG, chunk_kda_fwd, pipeline_parts
+from kimiops.kda.kernels.chunk import PIPELINE_CONFIG, _plan, chunk_kda_fwd, pipeline_parts
 from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG_NARROW, STATE_CONFIG_WIDE
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
@@ -91,6 +91,16 @@ def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None,
     )
 
 
+def plan_for(inp, *, ht=None, state_config=None, pipeline_config=None):
+    """The launcher's plan (``chunk._plan``: configs, parts, scratch) for a softplus-gate call on
+    ``inp`` without launching anything."""
+    return _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+                 h0_indices=None, ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                 use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                 lower_bound=None, out=None, intra_config=None, state_config=state_config,
+                 pipeline_config=pipeline_config)
+
+
 def finite(t):
     return bool(torch.isfinite(t.float()).all())
 
@@ -147,22 +157,13 @@ def test_state_configs_match_oracle(device, state_config):
 def test_default_state_tile_is_wide(B, T, H, pipeline):
     """Few or many (sequence, head) pairs, one part or several: the launcher takes the wide tile,
     with ``state_stages`` pipeline stages when there are parts; a given state config wins."""
-    from kimiops.kda.kernels.chunk import _plan
-
     inp = make_inputs(B, T, H, H, 32, 32, "softplus", torch.float32, "cpu", seed=5)
-    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
-                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-                 lower_bound=None, out=None, intra_config=None, state_config=None, pipeline_config=pipeline)
+    plan = plan_for(inp, pipeline_config=pipeline)
     parted = pipeline is not None
     assert (len(plan["parts"]) > 1) == parted
     stages = PIPELINE_CONFIG["state_stages"] if parted else STATE_CONFIG_WIDE["num_stages"]
     assert plan["sc"] == dict(STATE_CONFIG_WIDE, num_stages=stages)
-    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
-                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-                 lower_bound=None, out=None, intra_config=None, state_config={"num_stages": 2},
-                 pipeline_config=pipeline)
+    plan = plan_for(inp, state_config={"num_stages": 2}, pipeline_config=pipeline)
     assert plan["sc"] == dict(STATE_CONFIG_WIDE, num_stages=2)
 
 
@@ -447,17 +448,13 @@ def test_gpu_state_stages_beyond_shared_memory_fall_back():
     """A state pipeline deeper than the device's shared memory holds (8 stages of the wide tile:
     ~270 KiB against 227 on the H200) runs with fewer stages (``kimiops.launch``), within the
     device's limit, and gives the bits of the default config."""
-    from kimiops.kda.kernels.chunk import _launch_intra, _launch_state, _plan
+    from kimiops.kda.kernels.chunk import _launch_intra, _launch_state
 
     inp = _gpu_inputs("softplus", False, T=1024, H=2, HV=4)
     outs = []
     for state_config in (None, {"num_stages": 8}):
         ht = torch.full((1, 4, 128, 128), POISON, device="cuda")
-        plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
-                     h0_indices=None, ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                     use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-                     lower_bound=None, out=None, intra_config=None, state_config=state_config,
-                     pipeline_config={"max_parts": 1})
+        plan = plan_for(inp, ht=ht, state_config=state_config, pipeline_config={"max_parts": 1})
         _launch_intra(plan)
         ck = _launch_state(plan)
         outs.append((bits(plan["o"]), bits(ht)))
