@@ -3,7 +3,7 @@ slots into pipelined parts, at B1 where the parts run (``chunk.pipeline_parts``)
 
 A layout is a string:
 
-* ``rule``: what the library's ``pipeline_parts`` gives (one part at 128 sequence-head pairs or more);
+* ``rule``: what the library's ``pipeline_parts`` gives (one part at 64 sequence-head pairs or more);
 * ``uP``: P near-equal parts;
 * ``h1,h2,..|M|t1,t2,..``: head parts of h1, h2, .. slots, then near-equal parts of about M slots,
   then tail parts of t1, t2, .. slots (either list may be empty);
@@ -30,8 +30,8 @@ from kimiops.kda.kernels import chunk as chunk_mod
 CASES = {  # name: (B, T, varlen lengths or None)
     **{f"B1_T{t}": (1, t, None) for t in (256, 1024, 2048, 4096, 8192, 16384, 32768)},
     "B8_T1024": (8, 1024, None), "B4_T4096": (4, 4096, None), "varlen7_16384": (1, sum(VARLEN_LENS), VARLEN_LENS),
-    # few sequences (below 128 sequence-head pairs at 32 heads, so the library cuts them into parts,
-    # and a part's slot range holds whole runs of one sequence's chunks)
+    # few sequences (below 128 sequence-head pairs at 32 heads, where the library cut them into parts
+    # until the twentieth session: a part's slot range holds whole runs of one sequence's chunks)
     "B2_T4096": (2, 4096, None), "B3_T4096": (3, 4096, None),
     "varlen2_8192": (1, 8192, [4096, 4096]), "varlen2_uneven": (1, 8192, [7000, 1192]),
     "varlen3_12288": (1, 12288, [6000, 4000, 2288]),

@@ -267,7 +267,7 @@ def test_dispatch_order_does_not_change_results(device, wide):
 
 
 def test_pipeline_parts_follow_the_measured_rule():
-    """Parts only below 128 (sequence, head) pairs: one per 128 slots, at least 4 and at most 16,
+    """Parts only below 64 (sequence, head) pairs: one per 128 slots, at least 4 and at most 16,
     none under 16 slots; contiguous ranges covering every slot (H200 measurements in chunk.py)."""
     assert pipeline_parts(256, 32) == [(0, 64), (64, 128), (128, 192), (192, 256)]  # B1 T8192, 32 heads
     assert pipeline_parts(1024, 32) == [(i * 128, i * 128 + 128) for i in range(8)]  # B1 T32768
@@ -278,6 +278,8 @@ def test_pipeline_parts_follow_the_measured_rule():
     assert pipeline_parts(32, 32) == [(0, 16), (16, 32)]                     # B1 T1024: parts of 16 slots at least
     assert pipeline_parts(31, 32) == [(0, 31)]                               # too short to split
     assert pipeline_parts(1024, 128) == [(0, 1024)]                          # B4: the state fills the GPU
+    assert pipeline_parts(256, 64) == [(0, 256)]                             # B2 T4096: so does it here
+    assert len(pipeline_parts(256, 63)) == 4                                 # just below the threshold
     assert pipeline_parts(521, 224) == [(0, 521)]                            # varlen 7 sequences x 32
     assert pipeline_parts(0, 0) == [(0, 0)]
     for n_slots in (1, 7, 300, 1001):

@@ -119,7 +119,15 @@ ORDER_MAX_SEQS = 1024
 # / 2.422). Hence P = NC // part_slots clamped to [min_parts, max_parts], at most NC //
 # min_part_slots, at least 1. Cuts with small first and last parts (16, 32, 80, 80, 32, 16 slots at
 # T8192) lost to equal parts (0.684 against 0.643 ms, r1).
-PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 128,
+# Twentieth session (logs_h200_20261130p/r1_*_layouts.log; g, graph medians in ms, one part against
+# the 4 parts the slot cut gave below 128 pairs): batches of 2 and 3 sequences at 32 heads run
+# faster in one part, where their 128-192 state tiles fill the GPU: B2 T4096 0.540 against 0.615,
+# B3 T4096 0.798 / 0.889, varlen 2 x 4096 0.542 / 0.627, varlen 6000 + 4000 + 2288 0.833 / 0.891;
+# only a very uneven pair (7000 + 1192 tokens: in effect one sequence) lost, 0.650 against 0.599.
+# Cutting the chunk indices of every sequence instead of the slot range (branch
+# exp/chunk-range-parts) did not beat one part either (0.569, 0.885, 0.568, 0.899; 0.641 uneven).
+# Hence parts only below 64 pairs.
+PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "state_stages": 4, "high_priority": True, "pdl": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
