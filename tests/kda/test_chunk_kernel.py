@@ -15,7 +15,7 @@ import torch
 
 from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
-from kimiops.kda.kernels.chunk import PIPELINE_CONFIG, _plan, chunk_kda_fwd, pipeline_parts
+from kimiops.kda.kernels.chunk import _SCRATCH_KEYS, PIPELINE_CONFIG, _plan, chunk_kda_fwd, pipeline_parts
 from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG_NARROW, STATE_CONFIG_WIDE
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
@@ -703,3 +703,14 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
         assert torch.equal(o_fast, o_full) and torch.equal(fast_state, full_state)
     assert sum(len(e) for e in runner._eager.values()) == 2
     assert replays == [True, True]
+
+
+def test_every_scratch_buffer_is_known_to_the_eager_shortcut():
+    """Every tensor ``_plan`` allocates is in ``_SCRATCH_KEYS``: ``BoundPrefill.build`` declines a
+    launch that passes any other tensor, so a missing key would silently turn the shortcut off."""
+    inp = make_inputs(1, 200, 2, 2, 32, 32, "softplus", torch.float32, "cpu", seed=3)
+    plan = plan_for(inp, ht=torch.empty(1, 2, 32, 32),
+                    pipeline_config={"min_parts": 2, "max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30})
+    call = {"q", "k", "v", "g", "beta", "o", "cu", "h0", "h0_indices", "ht", "ht_indices", "A_log", "dt_bias"}
+    allocated = {key for key, val in plan.items() if isinstance(val, torch.Tensor)} - call
+    assert allocated and allocated <= set(_SCRATCH_KEYS)
