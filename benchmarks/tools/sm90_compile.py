@@ -62,4 +62,6 @@ def sass_instruction_count(cubin: bytes) -> int:
         f.write(cubin)
     sass = subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True).stdout
     os.unlink(f.name)
-    return sum(1 for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", line))
+    # an instruction line starts with its byte offset, /*0000*/ to /*fff0*/ and then five digits and
+    # more (16 bytes per instruction: four digits alone stop counting at 4096 instructions)
+    return sum(1 for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line))
