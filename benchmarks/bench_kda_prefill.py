@@ -72,8 +72,9 @@ H = HV = 32
 K = V = 128
 C = 64  # chunk of the nominal FLOP count (see the docstring), not the kernels' chunk
 VARLEN_LENS = [4096, 2048, 1000, 3000, 512, 5000, 728]  # 7 sequences, 16384 tokens
-# --extra: batches of 2-3 sequences (below 128 sequence-head pairs at 32 heads), outside the issue's
-# cells and so outside the geomean: (name, B, T, varlen lengths or None)
+# --extra: batches of 2-3 sequences (below 128 sequence-head pairs at 32 heads, run in one part since
+# the twentieth session), outside the issue's cells and so outside the geomean; the part-layouts tool
+# times them too: (name, B, T, varlen lengths or None)
 EXTRA_CASES = [("B2_T4096", 2, 4096, None), ("B3_T4096", 3, 4096, None),
                ("varlen2_uneven", 1, 8192, [7000, 1192])]
 EXTRA_NAMES = {c[0] for c in EXTRA_CASES}

@@ -21,7 +21,7 @@ import argparse
 
 import torch
 
-from bench_kda_prefill import HV, K, V, VARLEN_LENS, bench_eager, bench_graph, make_case, ours_fn
+from bench_kda_prefill import EXTRA_CASES, HV, K, V, VARLEN_LENS, bench_eager, bench_graph, make_case, ours_fn
 import kimiops
 from kimiops.kda import workspace
 from kimiops.kda.runner import forget_eager
@@ -32,9 +32,8 @@ CASES = {  # name: (B, T, varlen lengths or None)
     "B8_T1024": (8, 1024, None), "B4_T4096": (4, 4096, None), "varlen7_16384": (1, sum(VARLEN_LENS), VARLEN_LENS),
     # few sequences (below 128 sequence-head pairs at 32 heads, where the library cut them into parts
     # until the twentieth session: a part's slot range holds whole runs of one sequence's chunks)
-    "B2_T4096": (2, 4096, None), "B3_T4096": (3, 4096, None),
-    "varlen2_8192": (1, 8192, [4096, 4096]), "varlen2_uneven": (1, 8192, [7000, 1192]),
-    "varlen3_12288": (1, 12288, [6000, 4000, 2288]),
+    **{name: (B, T, lens) for name, B, T, lens in EXTRA_CASES},
+    "varlen2_8192": (1, 8192, [4096, 4096]), "varlen3_12288": (1, 12288, [6000, 4000, 2288]),
 }
 
 
