@@ -13,7 +13,7 @@ optionally followed by ``@key=value,..``: state-stage config overrides for that 
 
 Each layout's output and final state are compared bit for bit with the one-part call (the parts
 chain the state through fp32 scratch, so every cut must give the same bits); layouts with other
-state configs (e.g. ``@pair_steps=1``, other arithmetic) print their relative difference instead.
+state configs that change the arithmetic (e.g. ``@split_kv=0``) print their relative difference instead.
 
     PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/tools/prefill_part_layouts.py \
         --cases B1_T8192 --layouts "u4;u8;16,32|64|32,16"
