@@ -87,15 +87,16 @@ def main() -> None:
     p.add_argument("--eager", action="store_true", help="also time eager calls of the public kimiops.chunk_kda "
                    "(after its first calls: the eager shortcut's replay of the recorded launches)")
     p.add_argument("--rep", type=int, default=20)
+    p.add_argument("--heads", type=int, default=HV, help="q/k and value heads (H = HV) of every case")
     args = p.parse_args()
     layouts = [x for x in args.layouts.split(";") if x]
     orig = chunk_mod.pipeline_parts
     for name in args.cases.split(","):
         B, T, lens = CASES[name]
         for mode in args.modes.split(","):
-            c = make_case(B, T, mode, lens=lens)
+            c = make_case(B, T, mode, lens=lens, h=args.heads, hv=args.heads)
             N = len(lens) if lens else B
-            ref_ht = torch.empty(N, HV, K, V, device="cuda")
+            ref_ht = torch.empty(N, args.heads, K, V, device="cuda")
             ref_o = torch.empty_like(c["v"])
             chunk_mod.pipeline_parts = lambda n, pairs, config=None: [(0, n)]
             ours_fn(c, ref_ht, ref_o)()
@@ -115,7 +116,7 @@ def main() -> None:
                     if rnd == 0:
                         same = torch.equal(out, ref_o) and torch.equal(ht, ref_ht)
                         n_slots = T // 32 + N if lens else B * ((T + 31) // 32)
-                        bounds = orig(n_slots, N * HV) if spec.startswith("rule") else part_bounds(spec, n_slots)
+                        bounds = orig(n_slots, N * args.heads) if spec.startswith("rule") else part_bounds(spec, n_slots)
                         sizes = [hi - lo for lo, hi in bounds]
                         diff = "" if same else f" (rel diff o {rel_err(out, ref_o):.2e}, state {rel_err(ht, ref_ht):.2e})"
                         print(f"{name} {mode} {spec}: {len(sizes)} parts {sizes} bit-equal to one part: {same}{diff}",
@@ -126,7 +127,8 @@ def main() -> None:
                         print(f"  eager {name} {mode} {spec}: {bench_eager(public_fn(c), args.rep):.3f} ms", flush=True)
             for spec in layouts:
                 ts = " / ".join(f"{t:.3f}" for t in times[spec])
-                print(f"graph {name} {mode} {spec:<24} {ts} ms", flush=True)
+                print(f"graph {name} {mode} {spec:<24} {ts} ms" + (f" ({args.heads} heads)" if args.heads != HV else ""),
+                      flush=True)
             chunk_mod.pipeline_parts = orig
             del c
             workspace.empty_cache()
