@@ -356,7 +356,7 @@ def ablate(rep, which="all", modes=("g",), rows=()):
 
 def _forced_parts(n):
     """Pipeline config that cuts every case into ``n`` parts."""
-    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "below_pairs": 1 << 30}
+    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "below_pairs": 1 << 30, "max_seqs": 1 << 30}
 
 
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs

@@ -3,7 +3,8 @@ slots into pipelined parts, at B1 where the parts run (``chunk.pipeline_parts``)
 
 A layout is a string:
 
-* ``rule``: what the library's ``pipeline_parts`` gives (one part at 64 sequence-head pairs or more);
+* ``rule``: what the library's ``pipeline_parts`` gives (one part for several sequences or at 64
+  sequence-head pairs or more);
 * ``uP``: P near-equal parts;
 * ``h1,h2,..|M|t1,t2,..``: head parts of h1, h2, .. slots, then near-equal parts of about M slots,
   then tail parts of t1, t2, .. slots (either list may be empty);
@@ -98,7 +99,7 @@ def main() -> None:
             N = len(lens) if lens else B
             ref_ht = torch.empty(N, args.heads, K, V, device="cuda")
             ref_o = torch.empty_like(c["v"])
-            chunk_mod.pipeline_parts = lambda n, pairs, config=None: [(0, n)]
+            chunk_mod.pipeline_parts = lambda n, pairs, config=None, seqs=1: [(0, n)]
             ours_fn(c, ref_ht, ref_o)()
             torch.cuda.synchronize()
             times = {spec: [] for spec in layouts}
@@ -107,7 +108,7 @@ def main() -> None:
                     if spec.split("@", 1)[0] == "rule":
                         chunk_mod.pipeline_parts = orig
                     else:
-                        chunk_mod.pipeline_parts = lambda n, pairs, config=None, s=spec: part_bounds(s, n)
+                        chunk_mod.pipeline_parts = lambda n, pairs, config=None, seqs=1, s=spec: part_bounds(s, n)
                     ht = torch.empty_like(ref_ht)
                     out = torch.empty_like(ref_o)
                     fn = ours_fn(c, ht, out, state=state_overrides(spec))
@@ -116,7 +117,7 @@ def main() -> None:
                     if rnd == 0:
                         same = torch.equal(out, ref_o) and torch.equal(ht, ref_ht)
                         n_slots = T // 32 + N if lens else B * ((T + 31) // 32)
-                        bounds = orig(n_slots, N * args.heads) if spec.startswith("rule") else part_bounds(spec, n_slots)
+                        bounds = orig(n_slots, N * args.heads, seqs=N) if spec.startswith("rule") else part_bounds(spec, n_slots)
                         sizes = [hi - lo for lo, hi in bounds]
                         diff = "" if same else f" (rel diff o {rel_err(out, ref_o):.2e}, state {rel_err(ht, ref_ht):.2e})"
                         print(f"{name} {mode} {spec}: {len(sizes)} parts {sizes} bit-equal to one part: {same}{diff}",

@@ -267,8 +267,9 @@ def test_dispatch_order_does_not_change_results(device, wide):
 
 
 def test_pipeline_parts_follow_the_measured_rule():
-    """Parts only below 64 (sequence, head) pairs: one per 128 slots, at least 4 and at most 16,
-    none under 16 slots; contiguous ranges covering every slot (H200 measurements in chunk.py)."""
+    """Parts only for one sequence below 64 (sequence, head) pairs: one per 128 slots, at least 4 and
+    at most 16, none under 16 slots; contiguous ranges covering every slot (H200 measurements in
+    chunk.py)."""
     assert pipeline_parts(256, 32) == [(0, 64), (64, 128), (128, 192), (192, 256)]  # B1 T8192, 32 heads
     assert pipeline_parts(1024, 32) == [(i * 128, i * 128 + 128) for i in range(8)]  # B1 T32768
     assert pipeline_parts(4096, 32) == [(i * 256, i * 256 + 256) for i in range(16)]  # B1 T131072: at most 16
@@ -282,6 +283,10 @@ def test_pipeline_parts_follow_the_measured_rule():
     assert len(pipeline_parts(256, 63)) == 4                                 # just below the threshold
     assert pipeline_parts(521, 224) == [(0, 521)]                            # varlen 7 sequences x 32
     assert pipeline_parts(0, 0) == [(0, 0)]
+    assert len(pipeline_parts(256, 48)) == 4                                 # one prompt at 48 heads
+    assert pipeline_parts(256, 32, seqs=2) == [(0, 256)]                     # B2 T4096 at 16 heads: a batch
+    assert pipeline_parts(384, 48, seqs=3) == [(0, 384)]                     # B3 T4096 at 16 heads
+    assert len(pipeline_parts(256, 32, {"max_seqs": 2}, seqs=2)) == 4
     for n_slots in (1, 7, 300, 1001):
         parts = pipeline_parts(n_slots, 1, {"min_parts": 5, "max_parts": 5, "min_part_slots": 1})
         assert parts[0][0] == 0 and parts[-1][1] == n_slots
@@ -290,7 +295,7 @@ def test_pipeline_parts_follow_the_measured_rule():
 
 def _parts(n):
     """Pipeline config that cuts every problem into ``n`` parts (1: one launch per stage)."""
-    return {"min_parts": n, "max_parts": n, "min_part_slots": 1}
+    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "max_seqs": 1 << 30}
 
 
 @pytest.mark.parametrize("n_parts,state_config", [(2, STATE_CONFIG_WIDE), (3, STATE_CONFIG_WIDE),

@@ -19,8 +19,8 @@ Where programmatic dependent launch exists (``kimiops.arch.supports_pdl``, ``"pd
 are chained on the current stream, stage 1 (0), state (0), stage 1 (1), ... (see ``_launch``);
 elsewhere, after stage 1 of part ``p`` an event hands over to a forked high-priority stream
 (``kimiops.streams.forked_stream``) where the state stage walks part ``p``, and the current stream
-waits for the fork before the call returns. With ``P = 1`` (small problems, or 128 and more
-(sequence, head) pairs) both stages run on the current stream. Launches go through
+waits for the fork before the call returns. With ``P = 1`` (small problems, batches of
+several sequences, or 64 and more (sequence, head) pairs) both stages run on the current stream. Launches go through
 ``kimiops.launch`` (raw addresses after the first call of a specialization): eager calls in parts
 were host-bound before.
 
@@ -127,8 +127,14 @@ ORDER_MAX_SEQS = 1024
 # Cutting the chunk indices of every sequence instead of the slot range (branch
 # exp/chunk-range-parts) did not beat one part either (0.569, 0.885, 0.568, 0.899; 0.641 uneven).
 # Hence parts only below 64 pairs.
+# Twenty-first session (logs_h200_20261130q/r6_layouts_*.log; g / gate, graph medians in ms, the
+# rule's 4 parts against one part): below 64 pairs, batches still run faster in one part. 16 heads:
+# B2 T4096 (32 pairs) 0.445 / 0.458 in parts against 0.357 / 0.378 in one part, B3 T4096 (48 pairs)
+# 0.580 / 0.590 against 0.450 / 0.476. One prompt keeps winning in parts: 16 heads B1 T8192 0.448 /
+# 0.466 against 0.504 / 0.528, 48 heads 0.841 / 0.894 against 0.856 / 0.923. Hence parts only for
+# one sequence (max_seqs; the slot cut serializes a batch's sequences, see above).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
-                   "state_stages": 4, "high_priority": True, "pdl": True}
+                   "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True}
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -292,7 +298,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         N, NT = B, cdiv(T, C)
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
-    parts = pipeline_parts(NC, N * HV, pc)
+    parts = pipeline_parts(NC, N * HV, pc, seqs=N)
     sc = dict(STATE_CONFIG_WIDE)
     if len(parts) > 1:
         sc["num_stages"] = pc["state_stages"]
@@ -324,22 +330,24 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     return plan
 
 
-def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None) -> list[tuple[int, int]]:
+def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None, seqs: int = 1) -> list[tuple[int, int]]:
     """Slot ranges ``[lo, hi)`` of the pipelined parts (contiguous, covering ``[0, n_slots)``).
 
     Args:
         n_slots: chunk slots of the call (``NC``).
         pairs: sequences x value heads (``N * HV``).
         config: ``PIPELINE_CONFIG`` keys to override.
+        seqs: sequences of the call (``N``).
     Returns:
-        ``[(0, n_slots)]`` (one part) at ``config["below_pairs"]`` pairs or more, else
+        ``[(0, n_slots)]`` (one part) at ``config["below_pairs"]`` pairs or more or above
+        ``config["max_seqs"]`` sequences, else
         ``min(max(min_parts, n_slots // part_slots), max_parts, n_slots // min_part_slots)``
         near-equal parts (at least one).
     """
     pc = dict(PIPELINE_CONFIG, **(config or {}))
     n = max(pc["min_parts"], n_slots // max(1, pc["part_slots"]))
     n = max(1, min(n, pc["max_parts"], n_slots // max(1, pc["min_part_slots"])))
-    if pairs >= pc["below_pairs"]:
+    if pairs >= pc["below_pairs"] or seqs > pc["max_seqs"]:
         n = 1
     return [(n_slots * i // n, n_slots * (i + 1) // n) for i in range(n)]
 
