@@ -26,7 +26,8 @@ def prefill_call(batch: int, seq_len: int, gate: bool = False, parts: int = 0):
     if parts:
         from kimiops.kda.kernels import chunk
 
-        chunk.PIPELINE_CONFIG.update(min_parts=parts, max_parts=parts, min_part_slots=1, below_pairs=1 << 30, max_seqs=1 << 30)
+        chunk.PIPELINE_CONFIG.update(min_parts=parts, max_parts=parts, min_part_slots=1, below_pairs=1 << 30,
+                                     max_seqs=1 << 30)
     kw = {}
     if gate:
         g = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)

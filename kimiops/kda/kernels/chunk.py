@@ -19,10 +19,10 @@ Where programmatic dependent launch exists (``kimiops.arch.supports_pdl``, ``"pd
 are chained on the current stream, stage 1 (0), state (0), stage 1 (1), ... (see ``_launch``);
 elsewhere, after stage 1 of part ``p`` an event hands over to a forked high-priority stream
 (``kimiops.streams.forked_stream``) where the state stage walks part ``p``, and the current stream
-waits for the fork before the call returns. With ``P = 1`` (small problems, batches of
-several sequences, or 64 and more (sequence, head) pairs) both stages run on the current stream. Launches go through
-``kimiops.launch`` (raw addresses after the first call of a specialization): eager calls in parts
-were host-bound before.
+waits for the fork before the call returns. With ``P = 1`` (small problems, batches of several
+sequences, or 64 and more (sequence, head) pairs) both stages run on the current stream. Launches
+go through ``kimiops.launch`` (raw addresses after the first call of a specialization): eager
+calls in parts were host-bound before.
 
 Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
 owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
