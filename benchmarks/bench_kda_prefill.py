@@ -80,6 +80,14 @@ EXTRA_CASES = [("B2_T4096", 2, 4096, None), ("B3_T4096", 3, 4096, None),
 EXTRA_NAMES = {c[0] for c in EXTRA_CASES}
 
 
+def parse_overrides(text: str) -> dict:
+    """Config overrides ``"key=value,key=value"`` -> dict (integer values as int, others as str);
+    the command-line form of every prefill benchmark and tool."""
+    def val(x):
+        return int(x) if x.lstrip("-").isdigit() else x
+    return {kv.split("=")[0]: val(kv.split("=")[1]) for kv in text.split(",") if kv}
+
+
 # --------------------------------------------------------------------------- inputs
 def make_case(B, T, mode, lens=None, dtype=torch.bfloat16, seed=0, h=H, hv=HV):
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -423,11 +431,6 @@ def main():
         return 1
     t_start = time.time()
 
-    def parse(s):
-        def val(x):
-            return int(x) if x.lstrip("-").isdigit() else x
-        return {kv.split("=")[0]: val(kv.split("=")[1]) for kv in s.split(",") if kv}
-
     dev = torch.cuda.get_device_name()
     print(f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, fla {FLA_VERSION}")
     gate = correctness_gate()
@@ -448,8 +451,8 @@ def main():
     if not args.no_sweep and not args.quick:
         # the sweep's state winner is reported only: the launcher picks the state config by N * HV
         sweep_results, intra, _ = sweep(args.rep)
-    intra.update(parse(args.intra))
-    state.update(parse(args.state))
+    intra.update(parse_overrides(args.intra))
+    state.update(parse_overrides(args.state))
     print(f"configs: intra {intra}, state {state}")
     copy_bw = copy_bandwidth()  # bytes/s, read + write, measured in this process
     print(f"copy bandwidth {copy_bw / 1e12:.2f} TB/s (read+write)")

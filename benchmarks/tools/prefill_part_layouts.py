@@ -23,7 +23,8 @@ import argparse
 
 import torch
 
-from bench_kda_prefill import EXTRA_CASES, HV, K, V, VARLEN_LENS, bench_eager, bench_graph, make_case, ours_fn
+from bench_kda_prefill import (EXTRA_CASES, HV, K, V, VARLEN_LENS, bench_eager, bench_graph, make_case, ours_fn,
+                               parse_overrides)
 import kimiops
 from kimiops.kda import workspace
 from kimiops.testing import rel_err
@@ -44,7 +45,7 @@ def state_overrides(spec: str) -> dict | None:
     """The state config overrides after ``@`` in ``spec`` (ints), or None."""
     if "@" not in spec:
         return None
-    return {k: int(v) for k, v in (kv.split("=") for kv in spec.split("@", 1)[1].split(","))}
+    return parse_overrides(spec.split("@", 1)[1])
 
 
 def part_bounds(spec: str, n_slots: int) -> list[tuple[int, int]]:
@@ -117,9 +118,13 @@ def main() -> None:
                     if rnd == 0:
                         same = torch.equal(out, ref_o) and torch.equal(ht, ref_ht)
                         n_slots = T // 32 + N if lens else B * ((T + 31) // 32)
-                        bounds = orig(n_slots, N * args.heads, seqs=N) if spec.startswith("rule") else part_bounds(spec, n_slots)
+                        if spec.startswith("rule"):
+                            bounds = orig(n_slots, N * args.heads, seqs=N)
+                        else:
+                            bounds = part_bounds(spec, n_slots)
                         sizes = [hi - lo for lo, hi in bounds]
-                        diff = "" if same else f" (rel diff o {rel_err(out, ref_o):.2e}, state {rel_err(ht, ref_ht):.2e})"
+                        diff = "" if same else (f" (rel diff o {rel_err(out, ref_o):.2e}, "
+                                                f"state {rel_err(ht, ref_ht):.2e})")
                         print(f"{name} {mode} {spec}: {len(sizes)} parts {sizes} bit-equal to one part: {same}{diff}",
                               flush=True)
                     times[spec].append(bench_graph(fn, args.rep))
@@ -128,8 +133,8 @@ def main() -> None:
                         print(f"  eager {name} {mode} {spec}: {bench_eager(public_fn(c), args.rep):.3f} ms", flush=True)
             for spec in layouts:
                 ts = " / ".join(f"{t:.3f}" for t in times[spec])
-                print(f"graph {name} {mode} {spec:<24} {ts} ms" + (f" ({args.heads} heads)" if args.heads != HV else ""),
-                      flush=True)
+                heads = f" ({args.heads} heads)" if args.heads != HV else ""
+                print(f"graph {name} {mode} {spec:<24} {ts} ms{heads}", flush=True)
             chunk_mod.pipeline_parts = orig
             del c
             workspace.empty_cache()

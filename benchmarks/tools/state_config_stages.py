@@ -1,7 +1,7 @@
 """State-stage configs stage by stage, in one part: stage 1 alone, the state stage alone and the
 whole call (CUDA-graph medians, precomputed g), for state-config overrides given as ``key=value,..``
-rows separated by ';' (ints). (Written for the pair steps of branch ``exp/pair-steps``, whose
-``pair_steps`` key exists only there: logs_h200_20261130q run 2.)
+rows separated by ';' (``bench_kda_prefill.parse_overrides``). (Written for the pair steps of
+branch ``exp/pair-steps``, whose ``pair_steps`` key exists only there: logs_h200_20261130q run 2.)
 
     PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/tools/state_config_stages.py \
         --configs "num_stages=3;num_stages=4"
@@ -10,11 +10,11 @@ import argparse
 
 import torch
 
-from bench_kda_prefill import HV, K, V, bench_graph, make_case, ours_fn
+from bench_kda_prefill import HV, K, V, _forced_parts, bench_graph, make_case, ours_fn, parse_overrides
 from kimiops.kda import workspace
 
 CASES = {"B1_T8192": (1, 8192), "B4_T4096": (4, 4096), "B8_T1024": (8, 1024)}
-ONE_PART = {"below_pairs": 0}
+ONE_PART = _forced_parts(1)
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
         B, T = CASES[name]
         c = make_case(B, T, "g")
         for row in args.configs.split(";"):
-            sc = {k: int(v) for k, v in (kv.split("=") for kv in row.split(","))}
+            sc = parse_overrides(row)
             ht = torch.empty(B, HV, K, V, device="cuda")
             out = torch.empty_like(c["v"])
             try:
