@@ -12,9 +12,9 @@ KDA_BACKENDS = {
 }
 
 
-# head dims the chunked prefill kernels are built and tested for (tl.dot tiles of 16; registers
-# bound the top); the decode kernel takes any
-CHUNK_KERNEL_DIMS = (16, 32, 64, 128)
+# head dims the chunked prefill kernels are built and tested for (tl.dot tiles of 16; K = 256 takes
+# its own state tile, ``chunk_state.STATE_CONFIG_K256``); the decode kernel takes any
+CHUNK_KERNEL_DIMS = (16, 32, 64, 128, 256)
 
 
 def kda_backend(op: str, requested: str | None, device: torch.device, head_dims: tuple[int, int] | None = None) -> str:

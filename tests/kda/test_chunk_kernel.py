@@ -16,7 +16,12 @@ import torch
 from kimiops.kda import workspace
 from kimiops.kda.gate import kda_gate, l2norm
 from kimiops.kda.kernels.chunk import _SCRATCH_KEYS, PIPELINE_CONFIG, _plan, chunk_kda_fwd, pipeline_parts
-from kimiops.kda.kernels.chunk_state import STATE_CANDIDATES, STATE_CONFIG_NARROW, STATE_CONFIG_WIDE
+from kimiops.kda.kernels.chunk_state import (
+    STATE_CANDIDATES,
+    STATE_CONFIG_K256,
+    STATE_CONFIG_NARROW,
+    STATE_CONFIG_WIDE,
+)
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
 
@@ -117,6 +122,9 @@ CASES = [
     ("softplus", False, torch.float32, 1, 96, 1, 2, 32, 32, True),
     ("lower_bound", True, torch.float32, 1, 100, 2, 2, 64, 32, True),
     ("none", True, torch.float32, 1, 64, 1, 1, 32, 32, False),
+    # head dims 256: the state stage takes STATE_CONFIG_K256 for K = 256
+    ("softplus", False, torch.float32, 1, 70, 1, 2, 256, 256, True),
+    ("lower_bound", True, torch.float16, 1, 40, 1, 1, 128, 256, True),
 ]
 
 
@@ -165,6 +173,17 @@ def test_default_state_tile_is_wide(B, T, H, pipeline):
     assert plan["sc"] == dict(STATE_CONFIG_WIDE, num_stages=stages)
     plan = plan_for(inp, state_config={"num_stages": 2}, pipeline_config=pipeline)
     assert plan["sc"] == dict(STATE_CONFIG_WIDE, num_stages=2)
+
+
+def test_default_state_tile_for_head_dim_256():
+    """K = 256 takes its own state tile (the wide one spills there), in one part and in parts."""
+    inp = make_inputs(1, 64, 2, 2, 256, 64, "softplus", torch.float32, "cpu", seed=5)
+    assert plan_for(inp)["sc"] == STATE_CONFIG_K256
+    plan = plan_for(inp, pipeline_config={"min_parts": 2, "max_parts": 2, "min_part_slots": 1})
+    assert len(plan["parts"]) == 2
+    assert plan["sc"] == dict(STATE_CONFIG_K256, num_stages=PIPELINE_CONFIG["state_stages"])
+    inp = make_inputs(1, 64, 2, 2, 128, 256, "softplus", torch.float32, "cpu", seed=5)
+    assert plan_for(inp)["sc"] == STATE_CONFIG_WIDE  # V alone does not change the tile
 
 
 def test_state_candidates_are_complete_configs():
@@ -338,6 +357,18 @@ def test_pipelined_parts_bit_identical_fixed_length(device, grid_3d):
     assert rel_err(outs[1][0], ro) < 3e-3 and rel_err(outs[1][1], rs) < 3e-3
 
 
+def test_pipelined_parts_bit_identical_head_dim_256(device):
+    """K = V = 256 (its own state tile) in 3 parts gives the bits of one part."""
+    inp = make_inputs(1, 100, 1, 1, 256, 256, "softplus", torch.float32, device, seed=19, mild=False)
+    outs = []
+    for cfg in (_parts(1), _parts(3)):
+        ht = torch.full((1, 1, 256, 256), POISON, device=device)
+        outs.append((run(inp, gate="softplus", scale=256**-0.5, ht=ht, pipeline_config=cfg), ht))
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+    ro, rs = reference(inp, gate="softplus", scale=256**-0.5)
+    assert rel_err(outs[1][0], ro) < 3e-3 and rel_err(outs[1][1], rs) < 3e-3
+
+
 @pytest.mark.parametrize("state_config", [None, ONE_WARP], ids=["default", "1warp"])
 def test_pool_in_place_with_padding_and_poison(device, state_config):
     lens = [65, 0, 30, 64]
@@ -429,6 +460,21 @@ def test_gpu_accuracy_acceptance(gate, mild):
     assert finite(o) and finite(ht)
     eo, es = rel_err(o, ro), rel_err(ht, rs)
     print(f"{gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
+    assert eo <= 3e-3 and es <= 2.5e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
+@pytest.mark.parametrize("K,V", [(256, 256), (128, 256), (256, 128)])
+def test_gpu_accuracy_head_dims_256(gate, mild, K, V):
+    """The issue's accuracy at head dims 256 (bf16, T=4096, H=4): o <= 3e-3, final state <= 2.5e-3."""
+    inp = _gpu_inputs(gate, mild, K=K, V=V)
+    ht = torch.full((1, 4, K, V), POISON, device="cuda")
+    o = run(inp, gate=gate, scale=K**-0.5, ht=ht)
+    ro, rs = reference(inp, gate=gate, scale=K**-0.5)
+    assert finite(o) and finite(ht)
+    eo, es = rel_err(o, ro), rel_err(ht, rs)
+    print(f"K={K} V={V} {gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
     assert eo <= 3e-3 and es <= 2.5e-3
 
 

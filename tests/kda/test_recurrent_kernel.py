@@ -329,6 +329,13 @@ def test_strided_qk_views(device):
 
 def test_uneven_k_v(device):
     run_case(seqlens=[2, 1], K=24, V=40, config=(16, 2), device=device, seed=22)
+
+
+@pytest.mark.parametrize("v_first", [True, False])
+def test_head_dims_256(device, v_first):
+    """K = V = 256 with the config table's own tiles (the chunked prefill takes 256 too)."""
+    run_case(seqlens=[1, 3, 1], indices=[2, -1, 0], H=1, HV=2, K=256, V=256, v_first=v_first, device=device,
+             seed=23)
     run_case(seqlens=[1, 2], K=24, V=40, config=(16, 2), v_first=False, device=device, seed=23)
 
 

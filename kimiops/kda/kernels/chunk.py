@@ -48,7 +48,12 @@ from kimiops.kda.kernels.chunk_intra import (
     INTRA_CONFIG,
     chunk_intra_kernel,
 )
-from kimiops.kda.kernels.chunk_state import STATE_CONFIG_WIDE, chunk_state_kernel, longest_first_kernel
+from kimiops.kda.kernels.chunk_state import (
+    STATE_CONFIG_WIDE,
+    chunk_state_kernel,
+    longest_first_kernel,
+    state_config_for,
+)
 from kimiops.arch import supports_pdl
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.workspace import get_buffer
@@ -179,7 +184,7 @@ def chunk_kda_fwd(
 
     Args:
         q, k: ``[B, T, H, K]``; v: ``[B, T, HV, V]``; g: ``[B, T, HV, K]``; beta: ``[B, T, HV]``;
-            fp16/bf16/fp32, contiguous. K, V powers of two >= 16 (64/128 in practice).
+            fp16/bf16/fp32, contiguous. K, V in ``dispatch.CHUNK_KERNEL_DIMS`` (16 to 256).
         scale: query scale.
         cu_seqlens: ``None`` or int32/int64 ``[N+1]`` with ``B == 1``.
         h0, h0_indices, ht, ht_indices: fp32 states ``[S, HV, K, V]`` (``[S, HV, V, K]`` with
@@ -299,7 +304,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     parts = pipeline_parts(NC, N * HV, pc, seqs=N)
-    sc = dict(STATE_CONFIG_WIDE)
+    sc = state_config_for(K)
     if len(parts) > 1:
         sc["num_stages"] = pc["state_stages"]
     sc.update(state_config or {})
