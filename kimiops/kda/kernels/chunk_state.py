@@ -114,9 +114,17 @@ STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True
                      "split_kv": True, "pow2_scale": True}
 # Head dim K = 256 (the issue asks for it where it costs little; Kimi checkpoints use 128). The wide
 # tile's S^T [64, 256] does not fit the registers (offline sm_90, triton 3.6: 1.1 KB of spills at 2
-# or 3 stages, benchmarks/results/offline_compile_20261201_k256.log); of the configs without spills,
-# BV 32 with 4 warps (255 registers, 72 KiB of shared memory at 2 stages) and BV 16 with 4 warps
-# (228 registers) were timed on the H200 (K256_MEASURED below).
+# or 3 stages; BV 32 with 4 warps: 255 registers, no spills, 72 KiB of shared memory at 2 stages;
+# benchmarks/results/offline_compile_20261201_k256.log). H200, K = V = 256, H = HV = 16, precomputed
+# g, CUDA-graph medians of the whole call in ms, B1 T8192 (4 parts) / B4 T4096 (one part)
+# (logs_h200_20261201/r1_head_dims_256.log, r2_head_dims.log):
+#   | BV 32, 4 warps, 2 stages (4 in parts, as PIPELINE_CONFIG says) | 0.897 / 1.504 |
+#   | the same, 3 stages                                             | 0.903 / 1.681 |
+#   | the same, 2 stages in parts too                                | 0.988 / -     |
+#   | BV 16, 4 warps, 2 / 3 stages                                   | 1.056 / 1.922, 1.156 / 2.125 |
+#   | BV 32, 8 warps                                                 | 1.107 / 2.417 |
+#   | BV 64, 8 warps, 2 stages (68 B of spills)                      | 1.534 / 2.036 |
+# FLA 1.200 / 2.327 ms in the same run; B1 in one part 1.073.
 STATE_CONFIG_K256 = {"BV": 32, "num_warps": 4, "num_stages": 2, "hi_first": True, "split_ws": False,
                      "split_kv": True, "pow2_scale": True}
 
