@@ -198,6 +198,18 @@ def test_value_checks_on_cuda_only_in_debug_mode(monkeypatch):
     assert debug_enabled()
 
 
+@pytest.mark.parametrize("op_name", OPS)
+def test_head_dims_256_run_the_triton_kernels(op_name):
+    """K = V = 256 is a kernel size of both ops (CPU: Triton's interpreter), not a torch fallback."""
+    op, _ = OPS[op_name]
+    gen = torch.Generator().manual_seed(12)
+    x = make_kda_inputs(1, 40, 1, 256, 256, HV=2, gate="softplus", raw_gate=True, generator=gen)
+    o, ht = op(x.q, x.k, x.v, x.g, x.beta, output_final_state=True, use_gate_in_kernel=True, backend="triton",
+               **x.gate_kwargs)
+    o_ref, s_ref = naive_recurrent_kda(*x.oracle_args(), output_final_state=True)
+    assert rel_err(o, o_ref) < 3e-3 and rel_err(ht, s_ref) < 3e-3
+
+
 def test_forced_triton_rejects_unsupported_head_dims(monkeypatch):
     x = make_kda_inputs(1, 4, 1, 48, 48)
     with pytest.raises(ValueError, match="head dims"):
