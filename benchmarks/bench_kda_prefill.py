@@ -363,8 +363,9 @@ def ablate(rep, which="all", modes=("g",), rows=()):
 
 
 def _forced_parts(n):
-    """Pipeline config that cuts every case into ``n`` parts."""
-    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "below_pairs": 1 << 30, "max_seqs": 1 << 30}
+    """Pipeline config that cuts every case into ``n`` parts (and no segments)."""
+    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "below_pairs": 1 << 30, "max_seqs": 1 << 30,
+            "segments": 1}
 
 
 ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the sixth session's first runs

@@ -4,7 +4,8 @@ alone for the default), and how far each row's output and final state lie from F
 default's (relative error; the same bits give 0).
 
 Rows are ``bench_kda_prefill.parse_overrides`` strings separated by ';', each optionally followed by
-``|parts=N`` (N pipelined parts; without it the library's own rule cuts the call).
+``|`` and pipeline overrides (``parts=N``: N pipelined parts; ``segments=N``: N segments, 1 for
+none; without them the library's own rules cut the call).
 
     PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/tools/prefill_head_dims.py --dims 256x256 \
         --heads 16 --configs "BV=16,num_warps=4;BV=32,num_warps=4|parts=1"
@@ -22,9 +23,13 @@ CASES = {"B1_T8192": (1, 8192), "B4_T4096": (4, 4096), "B8_T1024": (8, 1024), "B
 
 
 def parse_row(row: str):
-    """``"key=value,..|parts=N"`` -> (state overrides, pipeline config or None)."""
-    state, _, parts = row.partition("|")
-    pipe = bench._forced_parts(int(parts.split("=")[1])) if parts else None
+    """``"key=value,..|key=value,.."`` -> (state overrides, pipeline config or None); in the pipeline
+    part ``parts=N`` stands for ``bench_kda_prefill._forced_parts(N)``, other keys are
+    ``PIPELINE_CONFIG`` keys (e.g. ``segments=16``; ``segments=1`` switches segments off)."""
+    state, _, pipe_text = row.partition("|")
+    pipe = bench.parse_overrides(pipe_text) if pipe_text else None
+    if pipe and "parts" in pipe:
+        pipe = dict(bench._forced_parts(pipe.pop("parts")), **pipe)
     return bench.parse_overrides(state), pipe
 
 

@@ -314,7 +314,7 @@ def test_pipeline_parts_follow_the_measured_rule():
 
 def _parts(n):
     """Pipeline config that cuts every problem into ``n`` parts (1: one launch per stage)."""
-    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "max_seqs": 1 << 30}
+    return {"min_parts": n, "max_parts": n, "min_part_slots": 1, "max_seqs": 1 << 30, "segments": 1}
 
 
 @pytest.mark.parametrize("n_parts,state_config", [(2, STATE_CONFIG_WIDE), (3, STATE_CONFIG_WIDE),
@@ -367,6 +367,57 @@ def test_pipelined_parts_bit_identical_head_dim_256(device):
     assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
     ro, rs = reference(inp, gate="softplus", scale=256**-0.5)
     assert rel_err(outs[1][0], ro) < 3e-3 and rel_err(outs[1][1], rs) < 3e-3
+
+
+@pytest.mark.parametrize("segments", [2, 3, 7])
+def test_segmented_walk_fixed_length(device, segments):
+    """One sequence's state walk in segments (maps chained by ``segment_starts_kernel``), K-first
+    states, dense h0: against the fp64 oracle and the walk in one piece."""
+    inp = make_inputs(1, 300, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)
+    h0 = torch.randn(1, 2, 32, 64, generator=torch.Generator().manual_seed(1)).to(device) * 0.5
+    outs = []
+    for seg in (1, segments):
+        ht = torch.full_like(h0, POISON)
+        outs.append((run(inp, gate="softplus", scale=0.2, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
+    ro, rs = reference(inp, gate="softplus", scale=0.2, h0=h0)
+    for o, ht in outs:
+        assert finite(o) and finite(ht)
+        assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
+    assert rel_err(outs[1][0], outs[0][0]) < 1e-4 and rel_err(outs[1][1], outs[0][1]) < 1e-4
+
+
+@pytest.mark.parametrize("real", [250, 100, 0])
+def test_segmented_walk_varlen_pool(device, real):
+    """Varlen with one sequence of ``real`` tokens in 300 rows (padding after it: trailing segments
+    are empty and pass the state on), V-first pool updated in place, other slots untouched."""
+    cu = torch.tensor([0, real], dtype=torch.int32, device=device)
+    inp = make_inputs(1, 300, 1, 2, 32, 32, "lower_bound", torch.float32, device, seed=22)
+    pool = torch.full((4, 2, 32, 32), POISON, device=device)
+    pool[3] = torch.randn(2, 32, 32, generator=torch.Generator().manual_seed(2)).to(device) * 0.5
+    h0_ref = pool[3:4].clone()
+    before = bits(pool)
+    idx = torch.tensor([3], dtype=torch.int32, device=device)
+    o = run(inp, gate="lower_bound", scale=0.2, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
+            state_v_first=True, pipeline_config={"segments": 5})
+    trimmed = {n: (x[:, :real] if torch.is_tensor(x) and x.dim() > 1 else x) for n, x in inp.items()}
+    ro, rs = reference(trimmed, gate="lower_bound", scale=0.2, cu_seqlens=cu, h0=h0_ref, state_v_first=True)
+    assert rel_err(o[:, :real], ro) < 3e-3 and rel_err(pool[3:4], rs) < 3e-3
+    after = bits(pool)
+    assert all(torch.equal(after[s_], before[s_]) for s_ in (0, 1, 2))
+
+
+def test_segment_rule():
+    """Segments apply to one sequence of few (sequence, head) pairs, about segment_ctas output
+    tiles in all, each at least segment_min_chunks chunks; forced counts are clamped."""
+    from kimiops.kda.kernels.chunk import segment_count
+
+    pc = PIPELINE_CONFIG
+    assert segment_count(256, 1, 4, 2) == min(pc["segment_ctas"] // 8, pc["max_segments"], 256 // pc["segment_min_chunks"])
+    assert segment_count(256, 2, 4, 2) == 1                                  # a batch
+    assert segment_count(256, 1, pc["segment_max_pairs"] + 1, 2) == 1        # enough heads
+    assert segment_count(1, 1, 4, 2) == 1                                    # one chunk
+    assert segment_count(8, 1, 1, 2, {"segments": 40}) == 8                  # forced, clamped
+    assert segment_count(256, 1, 64, 2, {"segments": 3}) == 3
 
 
 @pytest.mark.parametrize("state_config", [None, ONE_WARP], ids=["default", "1warp"])
@@ -507,7 +558,7 @@ def test_gpu_state_stages_beyond_shared_memory_fall_back():
     outs = []
     for state_config in (None, {"num_stages": 8}):
         ht = torch.full((1, 4, 128, 128), POISON, device="cuda")
-        plan = plan_for(inp, ht=ht, state_config=state_config, pipeline_config={"max_parts": 1})
+        plan = plan_for(inp, ht=ht, state_config=state_config, pipeline_config={"max_parts": 1, "segments": 1})
         _launch_intra(plan)
         ck = _launch_state(plan)
         outs.append((bits(plan["o"]), bits(ht)))
@@ -676,12 +727,13 @@ def test_gpu_fast_launch_bit_identical_and_keyed_on_alignment():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["pool_varlen", "state_out", "b1_parts"])
+@pytest.mark.parametrize("case", ["pool_varlen", "state_out", "b1_parts", "b1_segments"])
 def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case):
     """The eager prefill shortcut (``runner._eager`` with ``chunk.BoundPrefill``): calls repeating a
     signature replay the recorded launches with the new tensors, and give the full path's bits
-    (debug mode never takes the shortcut) for new values, pools with a padded slot, final states and
-    pipelined parts (B1 T4096: 2 parts chained by PDL); earlier outputs are never overwritten."""
+    (debug mode never takes the shortcut) for new values, pools with a padded slot, final states,
+    pipelined parts (B1 T4096 with segments off: parts chained by PDL) and segments (B1 T4096 at
+    4 heads, the rule's choice); earlier outputs are never overwritten."""
     import kimiops
     from kimiops.kda import runner
     from kimiops.kda.kernels import chunk
@@ -695,9 +747,11 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
         return out
 
     monkeypatch.setattr(chunk.BoundPrefill, "__call__", counted)
+    if case == "b1_parts":
+        monkeypatch.setitem(chunk.PIPELINE_CONFIG, "segments", 1)
     gen = torch.Generator(device="cuda").manual_seed(11)
     H, D = 4, 128
-    T = 4096 if case == "b1_parts" else 200
+    T = 4096 if case.startswith("b1") else 200
     cu = torch.tensor([0, 60, 60, 200], dtype=torch.int32, device="cuda") if case == "pool_varlen" else None
     N = 3 if cu is not None else 1
     A_log = torch.log(torch.rand(H, device="cuda", generator=gen) * 15 + 1)
@@ -760,8 +814,9 @@ def test_every_scratch_buffer_is_known_to_the_eager_shortcut():
     """Every tensor ``_plan`` allocates is in ``_SCRATCH_KEYS``: ``BoundPrefill.build`` declines a
     launch that passes any other tensor, so a missing key would silently turn the shortcut off."""
     inp = make_inputs(1, 200, 2, 2, 32, 32, "softplus", torch.float32, "cpu", seed=3)
-    plan = plan_for(inp, ht=torch.empty(1, 2, 32, 32),
-                    pipeline_config={"min_parts": 2, "max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30})
     call = {"q", "k", "v", "g", "beta", "o", "cu", "h0", "h0_indices", "ht", "ht_indices", "A_log", "dt_bias"}
-    allocated = {key for key, val in plan.items() if isinstance(val, torch.Tensor)} - call
-    assert allocated and allocated <= set(_SCRATCH_KEYS)
+    for pipeline in ({"min_parts": 2, "max_parts": 2, "min_part_slots": 1, "below_pairs": 1 << 30, "segments": 1},
+                     {"segments": 3}):
+        plan = plan_for(inp, ht=torch.empty(1, 2, 32, 32), pipeline_config=pipeline)
+        allocated = {key for key, val in plan.items() if isinstance(val, torch.Tensor)} - call
+        assert allocated and allocated <= set(_SCRATCH_KEYS)

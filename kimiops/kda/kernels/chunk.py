@@ -52,6 +52,7 @@ from kimiops.kda.kernels.chunk_state import (
     STATE_CONFIG_WIDE,
     chunk_state_kernel,
     longest_first_kernel,
+    segment_starts_kernel,
     state_config_for,
 )
 from kimiops.arch import supports_pdl
@@ -139,7 +140,16 @@ ORDER_MAX_SEQS = 1024
 # 0.466 against 0.504 / 0.528, 48 heads 0.841 / 0.894 against 0.856 / 0.923. Hence parts only for
 # one sequence (max_seqs; the slot cut serializes a batch's sequences, see above).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
-                   "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True}
+                   "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
+                   "segments": 0, "segment_max_pairs": 16, "segment_ctas": 256, "max_segments": 64,
+                   "segment_min_chunks": 8}
+# Segments (twenty-second session): one sequence with few heads leaves most SMs idle in the state
+# stage, parts or not (H200, one prompt, 4 heads: B1 T8192 0.353 ms against FLA's 0.322,
+# logs_h200_20261201/r3_heads_4.log). Its chunks are then cut into P segments walked at once
+# (``chunk_state.py``, ``SEG``): each segment's state map and local state, the chained start states
+# (``segment_starts_kernel``), then each segment again with the output. P = segment_ctas // (pairs
+# x V tiles), at most max_segments and at least segment_min_chunks chunks each, only for one
+# sequence of at most segment_max_pairs pairs; "segments" > 0 forces P (benchmarks, tests).
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -219,7 +229,7 @@ def chunk_kda_fwd(
     return plan["o"]
 
 
-_SCRATCH_KEYS = ("w", "tb", "qg", "kg", "aqk", "gc", "order", "chain", "carry")
+_SCRATCH_KEYS = ("w", "tb", "qg", "kg", "aqk", "gc", "order", "chain", "carry", "seg_maps", "seg_starts")
 
 
 class BoundPrefill:
@@ -303,11 +313,13 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         N, NT = B, cdiv(T, C)
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
-    parts = pipeline_parts(NC, N * HV, pc, seqs=N)
     sc = state_config_for(K)
-    if len(parts) > 1:
-        sc["num_stages"] = pc["state_stages"]
     sc.update(state_config or {})
+    n_chunks = cdiv(T, C)  # of the one sequence when segments apply (varlen: an upper bound)
+    segments = segment_count(n_chunks, N, N * HV, cdiv(V, min(sc["BV"], V)), pc)
+    parts = pipeline_parts(NC, N * HV, pc, seqs=N) if segments == 1 else [(0, NC)]
+    if len(parts) > 1 and "num_stages" not in (state_config or {}):
+        sc["num_stages"] = pc["state_stages"]
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
                 h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),
@@ -332,7 +344,34 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         plan["chain"] = get_buffer("kda_chain", dev, torch.int32, 1, (), len(parts), zeroed=True)
     if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
+    plan["segments"] = segments
+    if segments > 1:
+        plan["seg_len"] = cdiv(n_chunks, segments)
+        plan["seg_maps"] = get_buffer("kda_seg_maps", dev, torch.float32, HV, (K + V, K), segments - 1)
+        plan["seg_starts"] = get_buffer("kda_seg_starts", dev, torch.float32, HV, (V, K), segments)
     return plan
+
+
+def segment_count(n_chunks: int, seqs: int, pairs: int, v_tiles: int, config: dict | None = None) -> int:
+    """Segments of the state walk (1: none; ``PIPELINE_CONFIG`` explains the rule).
+
+    Args:
+        n_chunks: chunks of the call's one sequence (an upper bound for varlen).
+        seqs: sequences of the call; segments apply to one only.
+        pairs: sequences x value heads.
+        v_tiles: state tiles per head (V // BV).
+        config: ``PIPELINE_CONFIG`` keys to override.
+    """
+    pc = dict(PIPELINE_CONFIG, **(config or {}))
+    if seqs != 1 or n_chunks < 2:
+        return 1
+    if pc["segments"]:
+        return max(1, min(pc["segments"], n_chunks))
+    if pairs > pc["segment_max_pairs"]:
+        return 1
+    p = min(pc["segment_ctas"] // max(1, pairs * v_tiles), pc["max_segments"],
+            n_chunks // max(1, pc["segment_min_chunks"]))
+    return p if p >= 2 else 1
 
 
 def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None, seqs: int = 1) -> list[tuple[int, int]]:
@@ -449,6 +488,8 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     launch without carry), after ``longest_first_kernel`` for varlen batches (first part only,
     unless ``order_done``); returns the compiled state kernel. ``pdl``: launched as a programmatic
     dependent of its part's stage 1 (see ``_launch``)."""
+    if hi is None and p.get("segments", 1) > 1:
+        return _launch_segments(p)
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
     NV = cdiv(p["V"], BV)
@@ -473,7 +514,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     return launch(
         chunk_state_kernel, grid,
         *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
-        opt(order), opt(carry), *strides, carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi,
+        opt(order), opt(carry), *strides, carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0,
         HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
         HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
@@ -483,3 +524,38 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         INV_PREC=NUMERICS_CONFIG["inv_prec"], PDL=pdl, launch_pdl=pdl,
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )
+
+
+def _launch_segments(p):
+    """The state stage of one sequence in ``p["segments"]`` segments (``chunk_state.py``, ``SEG``):
+    maps and local states of all but the last segment, the chained start states, then every
+    segment with the output; returns the compiled output walk."""
+    sc = p["sc"]
+    K, V, HV, P = p["K"], p["V"], p["HV"], p["segments"]
+    BV = min(sc["BV"], V)
+    BV1 = min(BV, K, V)  # the map walk's tiles must not straddle the map and state columns
+    bufs, strides = _scratch(p)
+    dummy = p["q"]
+    maps, starts = p["seg_maps"], p["seg_starts"]
+
+    def opt(x):
+        return x if x is not None else dummy
+
+    common = dict(HV=HV, K=K, V=V, C=p["C"], STATE_V_FIRST=p["state_v_first"], HAS_H0_IDX=p["h0_indices"] is not None,
+                  HAS_HT_IDX=p["ht_indices"] is not None, IS_VARLEN=p["is_varlen"], ORDERED=False,
+                  HI_FIRST=bool(sc["hi_first"]), SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]),
+                  POW2_SCALE=bool(sc.get("pow2_scale", False)), V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False,
+                  INV_PREC=NUMERICS_CONFIG["inv_prec"], PDL=False, num_warps=sc["num_warps"],
+                  num_stages=sc["num_stages"])
+    tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"])
+    launch(chunk_state_kernel, (HV, (K + V) // BV1, P - 1),
+           *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
+           BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **common)
+    BVC = min(16, V)
+    launch(segment_starts_kernel, (HV, V // BVC), maps, starts, opt(p["h0"]), opt(p["h0_indices"]),
+           maps.stride(0), starts.stride(0), P, HV=HV, K=K, V=V, BV=BVC, STATE_V_FIRST=p["state_v_first"],
+           HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None, num_warps=4)
+    return launch(chunk_state_kernel, (HV, V // BV, P),
+                  *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]),
+                  p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
+                  BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)

@@ -179,11 +179,12 @@ def _two_products(hi, lo, b, HI_FIRST: tl.constexpr):
 
 @triton.jit
 def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_st, slot, t0, eos,
-                HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr,
+                v_on, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, HI_FIRST: tl.constexpr,
                 SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, INV_PREC: tl.constexpr,
-                POW2_SCALE: tl.constexpr):
+                POW2_SCALE: tl.constexpr, STORE_O: tl.constexpr):
     """One chunk on the transposed state ``S^T [BV, K]``: returns the new ``S^T``, stores the chunk's
-    output rows (see the module docstring)."""
+    output rows unless ``STORE_O`` is off (see the module docstring). ``v_on`` (runtime bool): with
+    it off v reads as 0, so ``u = 0`` (a state map's columns, ``SEG`` 1)."""
     hv64 = hv.to(tl.int64)
     slot = slot.to(tl.int64)
     rk = tl.arange(0, K)
@@ -195,7 +196,7 @@ def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc
     b_w = tl.load(w + hv64 * s_w + o_ck)
     b_qg = tl.load(qg + hv64 * s_qg + o_ck)
     b_kg = tl.load(kg + hv64 * s_kg + o_ck)
-    b_vt = tl.load(v + (tok[None, :] * HV + hv) * V + cv[:, None], mask=live, other=0.0)  # v^T [BV, C]
+    b_vt = tl.load(v + (tok[None, :] * HV + hv) * V + cv[:, None], mask=live & v_on, other=0.0)  # v^T [BV, C]
     b_tbt = tl.load(tb + hv64 * s_tb + o_cct)                                           # tb^T [C, C]
     b_at = tl.load(aqk + hv64 * s_aqk + o_cct)                                          # A_qk^T [C, C]
     b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
@@ -218,7 +219,8 @@ def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc
         b_kv = tl.dot(v_hi, b_kg.to(tl.float16))
     b_st = b_st * b_gc[None, :] + b_kv * inv_v[:, None]
 
-    tl.store(o + (tok[None, :] * HV + hv) * V + cv[:, None], b_o.to(o.dtype.element_ty), mask=live)
+    if STORE_O:
+        tl.store(o + (tok[None, :] * HV + hv) * V + cv[:, None], b_o.to(o.dtype.element_ty), mask=live)
     return b_st
 
 
@@ -228,6 +230,39 @@ def _state_slot(indices, n, HAS_IDX: tl.constexpr):
     if HAS_IDX:
         return tl.load(indices + n).to(tl.int64)
     return n.to(tl.int64)
+
+
+@triton.jit
+def segment_starts_kernel(maps, starts, h0, h0_indices, s_maps, s_starts, P,
+                          HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BV: tl.constexpr,
+                          STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr):
+    """Start states of a segmented walk (``chunk_state_kernel``'s ``SEG``): ``S_0 = h0`` (zeros
+    without it or for index -1), ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` for z = 1 .. P - 1, from
+    ``maps`` (fp32 ``[HV, P - 1, K + V, K]``: ``M^T`` rows then ``L^T`` rows) into ``starts``
+    (fp32 ``[HV, P, V, K]``, ``S_z^T`` at z >= 1). Grid ``(HV, V // BV)``; sequential over z.
+    Products in fp32 through 3 tf32 tensor-core passes (``tf32x3``: ~fp32 accuracy)."""
+    hv = tl.program_id(0)
+    vb = tl.program_id(1)
+    rk = tl.arange(0, K)
+    cv = vb * BV + tl.arange(0, BV)
+    b_s = tl.zeros([BV, K], dtype=tl.float32)
+    if HAS_H0:
+        i0 = _state_slot(h0_indices, hv * 0, HAS_H0_IDX)
+        if i0 >= 0:
+            if STATE_V_FIRST:
+                s_off = cv[:, None] * K + rk[None, :]
+            else:
+                s_off = rk[None, :] * V + cv[:, None]
+            b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+    z_maps = maps + hv.to(tl.int64) * s_maps      # segment z's block, advanced per step
+    z_out = starts + hv.to(tl.int64) * s_starts
+    for _ in range(0, P - 1):
+        m_t = tl.load(z_maps + rk[:, None] * K + rk[None, :])             # M^T [K, K]
+        l_t = tl.load(z_maps + (K + cv[:, None]) * K + rk[None, :])       # L^T [BV, K]
+        b_s = tl.dot(b_s, m_t, l_t, input_precision="tf32x3")              # (M S + L)^T
+        z_out += V * K
+        tl.store(z_out + cv[:, None] * K + rk[None, :], b_s)
+        z_maps += (K + V) * K
 
 
 @triton.jit
@@ -250,13 +285,13 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
 def chunk_state_kernel(
     w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry,
     s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, s_carry,
-    T, NT, slot_lo, slot_hi,
+    T, NT, slot_lo, slot_hi, seg_len,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr, PDL: tl.constexpr,
-    POW2_SCALE: tl.constexpr,
+    POW2_SCALE: tl.constexpr, SEG: tl.constexpr = 0,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
@@ -271,11 +306,21 @@ def chunk_state_kernel(
     ``PDL``: launched as a programmatic dependent of its part's stage 1 (``chunk.py``): lets the
     next kernel (stage 1 of the next part) be scheduled once every program of this grid runs, then
     waits for stage 1 to complete before reading anything. (That stage 1 completed only after the
-    previous part's state stage, so the carry is complete too.)"""
+    previous part's state stage, so the carry is complete too.)
+    ``SEG``: one sequence (N = 1) cut into segments of ``seg_len`` chunks, segment ``z`` = the grid's
+    third index (``GRID_3D``), all walked at once (DESIGN.md section 1: chained segment maps).
+    ``SEG = 1`` (grid ``(HV, (K + V) // BV, P - 1)``): segment z's map and local state, the columns
+    of ``Z = [M | L]`` with ``Z_end = A_c ... A_first Z_0`` (``A = diag(gC) - kg^T w``, u = 0) from
+    ``Z_0 = [I | 0]`` and ``u`` from v on L's columns; no output; ``Z^T [K + V, K]`` goes to
+    ``carry`` (fp32 ``[HV, P - 1, K + V, K]``, head stride ``s_carry``). ``segment_starts_kernel``
+    then chains ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` into ``carry`` of ``SEG = 2`` (fp32
+    ``[HV, P, V, K]``, ``S_z^T`` at index z >= 1), from which ``SEG = 2`` (grid ``(HV, V // BV, P)``)
+    walks each segment again with the output; segment 0 starts from h0, the last one writes ht."""
     if PDL:
         tl.extra.cuda.gdc_launch_dependents()
         tl.extra.cuda.gdc_wait()
-    NV: tl.constexpr = V // BV
+    tl.static_assert(SEG == 0 or GRID_3D, "segments are the grid's third index")
+    NV: tl.constexpr = (K + V) // BV if SEG == 1 else V // BV
     if GRID_3D:
         if V_TILES_ADJACENT:
             vb = tl.program_id(0)
@@ -293,6 +338,9 @@ def chunk_state_kernel(
             hv = pid % HV
             vb = (pid // HV) % NV
         n = pid // (NV * HV)
+    seg = n
+    if SEG != 0:
+        n = n * 0
     if ORDERED:
         n = tl.load(order + n)
     if IS_VARLEN:
@@ -306,6 +354,11 @@ def chunk_state_kernel(
 
     rk = tl.arange(0, K)
     cv = vb * BV + tl.arange(0, BV)
+    v_on = True
+    if SEG == 1:  # columns [0, K) of Z are the map's, [K, K + V) the local state's
+        col = cv
+        v_on = vb >= K // BV
+        cv = tl.maximum(col - K, 0)
     if STATE_V_FIRST:  # the state tile is held transposed, S^T [BV, K]
         s_off = cv[:, None] * K + rk[None, :]
     else:
@@ -316,6 +369,11 @@ def chunk_state_kernel(
     c_hi = nch
     starts_here = True
     ends_here = True
+    if SEG != 0:
+        c_lo = tl.minimum(seg * seg_len, nch)
+        c_hi = tl.minimum(c_lo + seg_len, nch)
+        starts_here = seg == 0
+        ends_here = seg == tl.num_programs(2) - 1  # empty trailing segments pass the state on unchanged
     if PARTED:
         # the sequence's slots are [slot0, slot0 + nch); an empty sequence counts as owning slot0,
         # so exactly one part copies its h0 to ht
@@ -328,6 +386,11 @@ def chunk_state_kernel(
         c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
 
     b_s = tl.zeros([BV, K], dtype=tl.float32)
+    if SEG == 1:  # Z_0^T: the identity's rows on the map's columns, zeros on the local state's
+        b_s = tl.where((col[:, None] == rk[None, :]) & (vb < K // BV), 1.0, 0.0)
+    if SEG == 2:
+        if seg > 0:
+            b_s = tl.load(carry + hv.to(tl.int64) * s_carry + (seg * V + cv[:, None]).to(tl.int64) * K + rk[None, :])
     if HAS_H0:
         if starts_here:
             i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
@@ -340,8 +403,12 @@ def chunk_state_kernel(
 
     for c in range(c_lo, c_hi):
         b_s = _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
-                          slot0 + c, bos + c * C, eos, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC,
-                          POW2_SCALE)
+                          slot0 + c, bos + c * C, eos, v_on, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC,
+                          POW2_SCALE, SEG != 1)
+
+    if SEG == 1:
+        o_z = hv.to(tl.int64) * s_carry + ((seg * (K + V) + col[:, None]) * K + rk[None, :]).to(tl.int64)
+        tl.store(carry + o_z, b_s)
 
     if HAS_HT:
         if ends_here:
