@@ -551,10 +551,12 @@ def _launch_segments(p):
     launch(chunk_state_kernel, (HV, (K + V) // BV1, P - 1),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
            BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **common)
+    # 16 state columns, 8 warps, the next map's load pipelined: no spills (offline sm_90; 4 warps spill
+    # 460 B holding the 128 x 128 fp32 map)
     BVC = min(16, V)
     launch(segment_starts_kernel, (HV, V // BVC), maps, starts, opt(p["h0"]), opt(p["h0_indices"]),
            maps.stride(0), starts.stride(0), P, HV=HV, K=K, V=V, BV=BVC, STATE_V_FIRST=p["state_v_first"],
-           HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None, num_warps=4)
+           HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None, num_warps=8, num_stages=2)
     return launch(chunk_state_kernel, (HV, V // BV, P),
                   *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]),
                   p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
