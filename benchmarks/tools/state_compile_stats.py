@@ -37,7 +37,7 @@ def const_for(cfg: dict, parted: bool, K: int = 128, V: int = 128) -> dict:
                 HAS_H0_IDX=False, HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False,
                 HI_FIRST=cfg["hi_first"], SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"],
                 V_TILES_ADJACENT=False, GRID_3D=True, PARTED=parted, INV_PREC="tf32", PDL=parted,
-                POW2_SCALE=cfg["pow2_scale"])
+                POW2_SCALE=cfg["pow2_scale"], SEG=0)
 
 
 if ARGS.dims:

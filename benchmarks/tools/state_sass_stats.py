@@ -54,7 +54,7 @@ def main() -> None:
                      SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,
                      PARTED=False, INV_PREC="tf32", PDL=False, ROW_NORMS=True, SLICE=16,
                      FUSE_WQ=cfg.get("fuse_wq", False), TREE_MAX=cfg.get("tree_max", False),
-                     POW2_SCALE=cfg.get("pow2_scale", False))
+                     POW2_SCALE=cfg.get("pow2_scale", False), SEG=0)
         k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const,
                                dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
         with tempfile.TemporaryDirectory() as d:

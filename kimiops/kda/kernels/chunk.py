@@ -520,7 +520,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
         IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc["hi_first"]),
         SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
-        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None,
+        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0,
         INV_PREC=NUMERICS_CONFIG["inv_prec"], PDL=pdl, launch_pdl=pdl,
         num_warps=sc["num_warps"], num_stages=sc["num_stages"],
     )

@@ -291,7 +291,7 @@ def chunk_state_kernel(
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr, PDL: tl.constexpr,
-    POW2_SCALE: tl.constexpr, SEG: tl.constexpr = 0,
+    POW2_SCALE: tl.constexpr, SEG: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
