@@ -407,17 +407,19 @@ def test_segmented_walk_varlen_pool(device, real):
 
 
 def test_segment_rule():
-    """Segments apply to one sequence of few (sequence, head) pairs, about segment_ctas output
-    tiles in all, each at least segment_min_chunks chunks; forced counts are clamped."""
+    """Segments apply to one sequence of few (sequence, head) pairs at K <= 128, at most
+    max_segments, each at least segment_min_chunks chunks; forced counts are clamped."""
     from kimiops.kda.kernels.chunk import segment_count
 
     pc = PIPELINE_CONFIG
-    assert segment_count(256, 1, 4, 2) == min(pc["segment_ctas"] // 8, pc["max_segments"], 256 // pc["segment_min_chunks"])
-    assert segment_count(256, 2, 4, 2) == 1                                  # a batch
-    assert segment_count(256, 1, pc["segment_max_pairs"] + 1, 2) == 1        # enough heads
-    assert segment_count(1, 1, 4, 2) == 1                                    # one chunk
-    assert segment_count(8, 1, 1, 2, {"segments": 40}) == 8                  # forced, clamped
-    assert segment_count(256, 1, 64, 2, {"segments": 3}) == 3
+    assert segment_count(256, 1, 4, 128) == min(pc["max_segments"], 256 // pc["segment_min_chunks"])
+    assert segment_count(64, 1, 4, 128) == 64 // pc["segment_min_chunks"]    # T2048: shorter, fewer
+    assert segment_count(256, 2, 4, 128) == 1                                # a batch
+    assert segment_count(256, 1, pc["segment_max_pairs"] + 1, 128) == 1      # enough heads: parts
+    assert segment_count(256, 1, 4, 256) == 1                                # K = 256
+    assert segment_count(1, 1, 4, 128) == 1                                  # one chunk
+    assert segment_count(8, 1, 1, 128, {"segments": 40}) == 8                # forced, clamped
+    assert segment_count(256, 1, 64, 128, {"segments": 3}) == 3
 
 
 @pytest.mark.parametrize("state_config", [None, ONE_WARP], ids=["default", "1warp"])

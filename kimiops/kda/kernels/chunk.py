@@ -20,7 +20,13 @@ are chained on the current stream, stage 1 (0), state (0), stage 1 (1), ... (see
 elsewhere, after stage 1 of part ``p`` an event hands over to a forked high-priority stream
 (``kimiops.streams.forked_stream``) where the state stage walks part ``p``, and the current stream
 waits for the fork before the call returns. With ``P = 1`` (small problems, batches of several
-sequences, or 64 and more (sequence, head) pairs) both stages run on the current stream. Launches
+sequences, or 64 and more (sequence, head) pairs) both stages run on the current stream.
+
+Segments (``segment_count``): one sequence with at most 8 value heads (tensor-parallel serving of a
+32-head model) runs the state stage as chained segments instead of parts: stage 1, then every
+segment's state map and local state at once (``chunk_state_kernel`` with ``SEG = 1``), the chained
+start states (``segment_starts_kernel``), then every segment with the output (``SEG = 2``); five
+launches on the current stream. Outputs differ from the one-piece walk by rounding only. Launches
 go through ``kimiops.launch`` (raw addresses after the first call of a specialization): eager
 calls in parts were host-bound before.
 
@@ -141,15 +147,19 @@ ORDER_MAX_SEQS = 1024
 # one sequence (max_seqs; the slot cut serializes a batch's sequences, see above).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
-                   "segments": 0, "segment_max_pairs": 16, "segment_ctas": 256, "max_segments": 64,
-                   "segment_min_chunks": 8}
+                   "segments": 0, "segment_max_pairs": 8, "max_segments": 16, "segment_min_chunks": 16}
 # Segments (twenty-second session): one sequence with few heads leaves most SMs idle in the state
 # stage, parts or not (H200, one prompt, 4 heads: B1 T8192 0.353 ms against FLA's 0.322,
 # logs_h200_20261201/r3_heads_4.log). Its chunks are then cut into P segments walked at once
 # (``chunk_state.py``, ``SEG``): each segment's state map and local state, the chained start states
-# (``segment_starts_kernel``), then each segment again with the output. P = segment_ctas // (pairs
-# x V tiles), at most max_segments and at least segment_min_chunks chunks each, only for one
-# sequence of at most segment_max_pairs pairs; "segments" > 0 forces P (benchmarks, tests).
+# (``segment_starts_kernel``), then each segment again with the output. Measured (g, graph medians
+# in ms, logs_h200_20261201/r5_segments_heads_4.log, r4_segments_heads_8.log): 4 heads, B1 T8192
+# 0.356 without segments, 0.161 with 16, 0.200 with 32, 0.312 with 64 (FLA 0.319); B1 T32768 1.348,
+# 0.450, 0.482, 0.587 (FLA 1.179); 8 heads, B1 T8192 with 16 segments 0.253 (0.381 before, FLA 0.417).
+# Hence P = min(max_segments, chunks // segment_min_chunks) for one sequence of at most
+# segment_max_pairs (sequence, head) pairs and K <= 128 (the start-state kernel holds a K x K map
+# tile: 256 KiB of shared memory at K = 256); "segments" > 0 forces P (benchmarks, tests). Not
+# measured: 9-16 pairs (16 heads kept its parts), prompts below 8192 tokens (T1024-T4096 take 2-8).
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -316,7 +326,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     sc = state_config_for(K)
     sc.update(state_config or {})
     n_chunks = cdiv(T, C)  # of the one sequence when segments apply (varlen: an upper bound)
-    segments = segment_count(n_chunks, N, N * HV, cdiv(V, min(sc["BV"], V)), pc)
+    segments = segment_count(n_chunks, N, N * HV, K, pc)
     parts = pipeline_parts(NC, N * HV, pc, seqs=N) if segments == 1 else [(0, NC)]
     if len(parts) > 1 and "num_stages" not in (state_config or {}):
         sc["num_stages"] = pc["state_stages"]
@@ -352,25 +362,24 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     return plan
 
 
-def segment_count(n_chunks: int, seqs: int, pairs: int, v_tiles: int, config: dict | None = None) -> int:
+def segment_count(n_chunks: int, seqs: int, pairs: int, K: int, config: dict | None = None) -> int:
     """Segments of the state walk (1: none; ``PIPELINE_CONFIG`` explains the rule).
 
     Args:
         n_chunks: chunks of the call's one sequence (an upper bound for varlen).
         seqs: sequences of the call; segments apply to one only.
         pairs: sequences x value heads.
-        v_tiles: state tiles per head (V // BV).
+        K: head dim of q and k (segments need K <= 128).
         config: ``PIPELINE_CONFIG`` keys to override.
     """
     pc = dict(PIPELINE_CONFIG, **(config or {}))
-    if seqs != 1 or n_chunks < 2:
+    if seqs != 1 or n_chunks < 2 or K > 128:
         return 1
     if pc["segments"]:
         return max(1, min(pc["segments"], n_chunks))
     if pairs > pc["segment_max_pairs"]:
         return 1
-    p = min(pc["segment_ctas"] // max(1, pairs * v_tiles), pc["max_segments"],
-            n_chunks // max(1, pc["segment_min_chunks"]))
+    p = min(pc["max_segments"], n_chunks // max(1, pc["segment_min_chunks"]))
     return p if p >= 2 else 1
 
 
