@@ -25,7 +25,7 @@ sequences, or 64 and more (sequence, head) pairs) both stages run on the current
 Segments (``segment_count``): one sequence with at most 8 value heads (tensor-parallel serving of a
 32-head model) runs the state stage as chained segments instead of parts: stage 1, then every
 segment's state map and local state at once (``chunk_state_kernel`` with ``SEG = 1``), the chained
-start states (``segment_starts_kernel``), then every segment with the output (``SEG = 2``); five
+start states (``segment_starts_kernel``), then every segment with the output (``SEG = 2``); four
 launches on the current stream. Outputs differ from the one-piece walk by rounding only. Launches
 go through ``kimiops.launch`` (raw addresses after the first call of a specialization): eager
 calls in parts were host-bound before.
@@ -492,6 +492,26 @@ def _launch_order(p):
     launch(longest_first_kernel, (1,), p["cu"], p["order"], p["N"], BLOCK=next_power_of_2(p["N"]), num_warps=4)
 
 
+def _or_dummy(p, x):
+    """``x``, or a tensor of the call where a kernel's optional pointer is absent (never read)."""
+    return x if x is not None else p["q"]
+
+
+def _state_pointers(p):
+    """``h0, h0_indices, ht, ht_indices`` of the call, absent ones as ``_or_dummy``."""
+    return tuple(_or_dummy(p, p[n]) for n in ("h0", "h0_indices", "ht", "ht_indices"))
+
+
+def _state_constexprs(p):
+    """Constexprs and launch options every ``chunk_state_kernel`` launch of the call shares."""
+    sc = p["sc"]
+    return dict(HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"],
+                HAS_H0_IDX=p["h0_indices"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
+                IS_VARLEN=p["is_varlen"], HI_FIRST=bool(sc["hi_first"]), SPLIT_WS=bool(sc["split_ws"]),
+                SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
+                INV_PREC=NUMERICS_CONFIG["inv_prec"], num_warps=sc["num_warps"], num_stages=sc["num_stages"])
+
+
 def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     """Stage 2 (``chunk_state_kernel``) on the chunks in slots ``[lo, hi)`` (default: all, in one
     launch without carry), after ``longest_first_kernel`` for varlen batches (first part only,
@@ -503,12 +523,8 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     BV = min(sc["BV"], p["V"])
     NV = cdiv(p["V"], BV)
     bufs, strides = _scratch(p)
-    dummy = p["q"]
     parted = hi is not None
     hi = p["NC"] if hi is None else hi
-
-    def opt(x):
-        return x if x is not None else dummy
 
     order = p.get("order")
     if order is not None and lo == 0 and not order_done:
@@ -522,16 +538,11 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         grid = (p["N"] * p["HV"] * NV,)
     return launch(
         chunk_state_kernel, grid,
-        *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]), p["cu"],
-        opt(order), opt(carry), *strides, carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0,
-        HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STATE_V_FIRST=p["state_v_first"],
-        HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
-        HAS_HT=p["ht"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
-        IS_VARLEN=p["is_varlen"], ORDERED=order is not None, HI_FIRST=bool(sc["hi_first"]),
-        SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
-        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0,
-        INV_PREC=NUMERICS_CONFIG["inv_prec"], PDL=pdl, launch_pdl=pdl,
-        num_warps=sc["num_warps"], num_stages=sc["num_stages"],
+        *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], _or_dummy(p, order), _or_dummy(p, carry), *strides,
+        carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0,
+        BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, ORDERED=order is not None,
+        V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0, PDL=pdl, launch_pdl=pdl,
+        **_state_constexprs(p),
     )
 
 
@@ -547,15 +558,7 @@ def _launch_segments(p):
     dummy = p["q"]
     maps, starts = p["seg_maps"], p["seg_starts"]
 
-    def opt(x):
-        return x if x is not None else dummy
-
-    common = dict(HV=HV, K=K, V=V, C=p["C"], STATE_V_FIRST=p["state_v_first"], HAS_H0_IDX=p["h0_indices"] is not None,
-                  HAS_HT_IDX=p["ht_indices"] is not None, IS_VARLEN=p["is_varlen"], ORDERED=False,
-                  HI_FIRST=bool(sc["hi_first"]), SPLIT_WS=bool(sc["split_ws"]), SPLIT_KV=bool(sc["split_kv"]),
-                  POW2_SCALE=bool(sc.get("pow2_scale", False)), V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False,
-                  INV_PREC=NUMERICS_CONFIG["inv_prec"], PDL=False, num_warps=sc["num_warps"],
-                  num_stages=sc["num_stages"])
+    common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)
     tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"])
     launch(chunk_state_kernel, (HV, (K + V) // BV1, P - 1),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
@@ -563,10 +566,9 @@ def _launch_segments(p):
     # 16 state columns, 8 warps, the next map's load pipelined: no spills (offline sm_90; 4 warps spill
     # 460 B holding the 128 x 128 fp32 map)
     BVC = min(16, V)
-    launch(segment_starts_kernel, (HV, V // BVC), maps, starts, opt(p["h0"]), opt(p["h0_indices"]),
+    launch(segment_starts_kernel, (HV, V // BVC), maps, starts, *_state_pointers(p)[:2],
            maps.stride(0), starts.stride(0), P, HV=HV, K=K, V=V, BV=BVC, STATE_V_FIRST=p["state_v_first"],
            HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None, num_warps=8, num_stages=2)
     return launch(chunk_state_kernel, (HV, V // BV, P),
-                  *bufs, p["v"], p["o"], opt(p["h0"]), opt(p["h0_indices"]), opt(p["ht"]), opt(p["ht_indices"]),
-                  p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
+                  *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
                   BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)

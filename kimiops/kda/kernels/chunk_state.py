@@ -233,6 +233,27 @@ def _state_slot(indices, n, HAS_IDX: tl.constexpr):
 
 
 @triton.jit
+def _state_offsets(cv, rk, K: tl.constexpr, V: tl.constexpr, STATE_V_FIRST: tl.constexpr):
+    """Offsets of the transposed tile ``S^T [BV, K]`` (columns ``cv`` of S) in one head's state,
+    ``[V, K]`` with ``STATE_V_FIRST``, else ``[K, V]``."""
+    if STATE_V_FIRST:
+        return cv[:, None] * K + rk[None, :]
+    else:
+        return rk[None, :] * V + cv[:, None]
+
+
+@triton.jit
+def _initial_tile(h0, h0_indices, n, hv, s_off, b_s, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
+                  HAS_IDX: tl.constexpr):
+    """Sequence ``n``'s initial state tile from ``h0[h0_indices[n]]`` (``h0[n]`` without indices) as
+    fp32, or ``b_s`` unchanged for index -1."""
+    i0 = _state_slot(h0_indices, n, HAS_IDX)
+    if i0 >= 0:
+        b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+    return b_s
+
+
+@triton.jit
 def segment_starts_kernel(maps, starts, h0, h0_indices, s_maps, s_starts, P,
                           HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BV: tl.constexpr,
                           STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr):
@@ -247,13 +268,8 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, s_maps, s_starts, P,
     cv = vb * BV + tl.arange(0, BV)
     b_s = tl.zeros([BV, K], dtype=tl.float32)
     if HAS_H0:
-        i0 = _state_slot(h0_indices, hv * 0, HAS_H0_IDX)
-        if i0 >= 0:
-            if STATE_V_FIRST:
-                s_off = cv[:, None] * K + rk[None, :]
-            else:
-                s_off = rk[None, :] * V + cv[:, None]
-            b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+        b_s = _initial_tile(h0, h0_indices, hv * 0, hv, _state_offsets(cv, rk, K, V, STATE_V_FIRST), b_s,
+                            HV, K, V, HAS_H0_IDX)
     z_maps = maps + hv.to(tl.int64) * s_maps      # segment z's block, advanced per step
     z_out = starts + hv.to(tl.int64) * s_starts
     for _ in range(0, P - 1):
@@ -359,10 +375,7 @@ def chunk_state_kernel(
         col = cv
         v_on = vb >= K // BV
         cv = tl.maximum(col - K, 0)
-    if STATE_V_FIRST:  # the state tile is held transposed, S^T [BV, K]
-        s_off = cv[:, None] * K + rk[None, :]
-    else:
-        s_off = rk[None, :] * V + cv[:, None]
+    s_off = _state_offsets(cv, rk, K, V, STATE_V_FIRST)  # the state tile is held transposed, S^T [BV, K]
 
     nch = tl.cdiv(eos - bos, C)
     c_lo = nch * 0
@@ -393,9 +406,7 @@ def chunk_state_kernel(
             b_s = tl.load(carry + hv.to(tl.int64) * s_carry + (seg * V + cv[:, None]).to(tl.int64) * K + rk[None, :])
     if HAS_H0:
         if starts_here:
-            i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
-            if i0 >= 0:
-                b_s = tl.load(h0 + (i0 * HV + hv) * K * V + s_off).to(tl.float32)
+            b_s = _initial_tile(h0, h0_indices, n, hv, s_off, b_s, HV, K, V, HAS_H0_IDX)
     if PARTED:
         o_carry = hv.to(tl.int64) * s_carry + n.to(tl.int64) * K * V + rk[None, :] * V + cv[:, None]
         if slot0 < slot_lo:
