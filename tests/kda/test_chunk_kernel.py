@@ -406,20 +406,89 @@ def test_segmented_walk_varlen_pool(device, real):
     assert all(torch.equal(after[s_], before[s_]) for s_ in (0, 1, 2))
 
 
+@pytest.mark.parametrize("segments,seg_max", [(6, 2), (12, 4)])
+def test_segmented_walk_fixed_length_batch(device, segments, seg_max):
+    """A batch of 3 sequences of 100 tokens (4 chunks of 32) in segments of the batch's 12 chunks:
+    6 give 2 per sequence, 12 give 4 (the last one 4 tokens long), dense h0 and ht; against the
+    oracle and the walk in one piece."""
+    from kimiops.kda.kernels.chunk import segment_layout
+
+    assert segment_layout(12, 4, 3, 6, 32, {"segments": segments}) == (4 // seg_max, seg_max)
+    inp = make_inputs(3, 100, 1, 2, 32, 32, "lower_bound", torch.float32, device, seed=23, mild=False)
+    h0 = torch.randn(3, 2, 32, 32, generator=torch.Generator().manual_seed(4)).to(device) * 0.5
+    outs = []
+    for seg in (1, segments):
+        ht = torch.full_like(h0, POISON)
+        outs.append((run(inp, gate="lower_bound", scale=0.2, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
+    ro, rs = reference(inp, gate="lower_bound", scale=0.2, h0=h0)
+    for o, ht in outs:
+        assert finite(o) and finite(ht)
+        assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
+    assert rel_err(outs[1][0], outs[0][0]) < 1e-4 and rel_err(outs[1][1], outs[0][1]) < 1e-4
+
+
+@pytest.mark.parametrize("state_v_first", [False, True])
+def test_segmented_walk_varlen_batch_pool(device, state_v_first):
+    """Varlen batch in 6 segments of its 20-chunk bound (segments of 4 chunks): sequences of 63, 0,
+    300, 1, 130, 65 and 64 tokens (1, 1, 3, 1, 2, 1, 1 segments: the empty one copies h0 to ht),
+    padding rows after them, a pool with a -1 and untouched poisoned slots; against the oracle and
+    the walk in one piece."""
+    from kimiops.kda.kernels.chunk import segment_layout
+
+    lens = [63, 0, 300, 1, 130, 65, 64]
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
+    live = int(cu[-1])
+    assert segment_layout(20, 20, 7, 14, 32, {"segments": 6}) == (4, 5) and live + 17 == 20 * 32
+    inp = make_inputs(1, live + 17, 1, 2, 32, 32, "softplus", torch.float32, device, seed=24, mild=False)
+    slots = [5, 2, 0, -1, 7, 3, 6]
+    idx = torch.tensor(slots, dtype=torch.int32, device=device)
+    named = [s_ for s_ in slots if s_ >= 0]
+    shape = (8, 2, 32, 32)
+    results = []
+    for seg in (1, 6):
+        pool = torch.full(shape, POISON, device=device)
+        for s_ in named:
+            pool[s_] = torch.randn(shape[1:], generator=torch.Generator().manual_seed(s_)).to(device) * 0.5
+        h0_ref = pool[[max(s_, 0) for s_ in slots]].clone()
+        h0_ref[slots.index(-1)] = 0
+        before = bits(pool)
+        o = run(inp, gate="softplus", scale=0.2, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
+                state_v_first=state_v_first, pipeline_config={"segments": seg})
+        after = bits(pool)
+        assert torch.equal(after[1], before[1]) and torch.equal(after[4], before[4])  # slots no sequence names
+        assert torch.equal(after[2], before[2])  # the empty sequence's h0 went to ht unchanged
+        results.append((o[:, :live], pool[named].clone()))
+    trimmed = {n: (x[:, :live] if torch.is_tensor(x) and x.dim() > 1 else x) for n, x in inp.items()}
+    ro, rs = reference(trimmed, gate="softplus", scale=0.2, cu_seqlens=cu, h0=h0_ref, state_v_first=state_v_first)
+    rs = rs[[i for i, s_ in enumerate(slots) if s_ >= 0]]
+    for o, states in results:
+        assert finite(o) and finite(states)
+        assert rel_err(o, ro) < 3e-3 and rel_err(states, rs) < 3e-3
+    assert rel_err(results[1][0], results[0][0]) < 1e-4 and rel_err(results[1][1], results[0][1]) < 1e-4
+
+
 def test_segment_rule():
-    """Segments apply to one sequence of few (sequence, head) pairs at K <= 128, at most
-    max_segments, each at least segment_min_chunks chunks; forced counts are clamped."""
-    from kimiops.kda.kernels.chunk import segment_count
+    """Segments apply to few (sequence, head) pairs and sequences at K <= 128, at most
+    max_segments over the call's chunks, each at least segment_min_chunks chunks; forced counts
+    are clamped; a sequence gets cdiv(its chunks, seg_len) segments."""
+    from kimiops.kda.kernels.chunk import segment_count, segment_layout
 
     pc = PIPELINE_CONFIG
     assert segment_count(256, 1, 4, 128) == min(pc["max_segments"], 256 // pc["segment_min_chunks"])
     assert segment_count(64, 1, 4, 128) == 64 // pc["segment_min_chunks"]    # T2048: shorter, fewer
-    assert segment_count(256, 2, 4, 128) == 1                                # a batch
+    assert segment_count(256, pc["segment_max_seqs"] + 1, 4, 128) == 1       # too many sequences
     assert segment_count(256, 1, pc["segment_max_pairs"] + 1, 128) == 1      # enough heads: parts
     assert segment_count(256, 1, 4, 256) == 1                                # K = 256
     assert segment_count(1, 1, 4, 128) == 1                                  # one chunk
     assert segment_count(8, 1, 1, 128, {"segments": 40}) == 8                # forced, clamped
     assert segment_count(256, 1, 64, 128, {"segments": 3}) == 3
+    assert segment_count(512, 4, 64, 128, {"segments": 8}) == 8              # forced on a batch
+    assert segment_layout(256, 256, 1, 4, 128, {"segments": 16}) == (16, 16)
+    assert segment_layout(250, 250, 1, 4, 128, {"segments": 16}) == (16, 16)  # the last one shorter
+    assert segment_layout(512, 128, 4, 16, 128, {"segments": 16}) == (32, 4)  # B4 T4096: 4 each
+    assert segment_layout(512, 128, 4, 16, 128, {"segments": 4}) == (0, 1)    # one each: none
+    assert segment_layout(512, 512, 7, 28, 128, {"segments": 16}) == (32, 16)  # varlen: any may be long
+    assert segment_layout(256, 256, 1, 4, 128, {"segments": 1}) == (0, 1)
 
 
 @pytest.mark.parametrize("state_config", [None, ONE_WARP], ids=["default", "1warp"])

@@ -147,7 +147,8 @@ ORDER_MAX_SEQS = 1024
 # one sequence (max_seqs; the slot cut serializes a batch's sequences, see above).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
-                   "segments": 0, "segment_max_pairs": 8, "max_segments": 16, "segment_min_chunks": 16}
+                   "segments": 0, "segment_max_pairs": 8, "segment_max_seqs": 1, "max_segments": 16,
+                   "segment_min_chunks": 16}
 # Segments (twenty-second session): one sequence with few heads leaves most SMs idle in the state
 # stage, parts or not (H200, one prompt, 4 heads: B1 T8192 0.353 ms against FLA's 0.322,
 # logs_h200_20261201/r3_heads_4.log). Its chunks are then cut into P segments walked at once
@@ -325,9 +326,9 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     sc = state_config_for(K)
     sc.update(state_config or {})
-    n_chunks = cdiv(T, C)  # of the one sequence when segments apply (varlen: an upper bound)
-    segments = segment_count(n_chunks, N, N * HV, K, pc)
-    parts = pipeline_parts(NC, N * HV, pc, seqs=N) if segments == 1 else [(0, NC)]
+    seq_chunks = cdiv(T, C)  # chunks of each sequence (varlen: a bound, with B == 1)
+    seg_len, seg_max = segment_layout(B * seq_chunks, seq_chunks, N, N * HV, K, pc)
+    parts = pipeline_parts(NC, N * HV, pc, seqs=N) if seg_max == 1 else [(0, NC)]
     if len(parts) > 1 and "num_stages" not in (state_config or {}):
         sc["num_stages"] = pc["state_stages"]
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
@@ -354,33 +355,50 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         plan["chain"] = get_buffer("kda_chain", dev, torch.int32, 1, (), len(parts), zeroed=True)
     if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
-    plan["segments"] = segments
-    if segments > 1:
-        plan["seg_len"] = cdiv(n_chunks, segments)
-        plan["seg_maps"] = get_buffer("kda_seg_maps", dev, torch.float32, HV, (K + V, K), segments - 1)
-        plan["seg_starts"] = get_buffer("kda_seg_starts", dev, torch.float32, HV, (V, K), segments)
+    plan["seg_len"], plan["seg_max"] = seg_len, seg_max
+    if seg_max > 1:
+        plan["seg_maps"] = get_buffer("kda_seg_maps", dev, torch.float32, HV, (K + V, K), N * (seg_max - 1))
+        plan["seg_starts"] = get_buffer("kda_seg_starts", dev, torch.float32, HV, (V, K), N * seg_max)
     return plan
 
 
-def segment_count(n_chunks: int, seqs: int, pairs: int, K: int, config: dict | None = None) -> int:
-    """Segments of the state walk (1: none; ``PIPELINE_CONFIG`` explains the rule).
+def segment_count(total_chunks: int, seqs: int, pairs: int, K: int, config: dict | None = None) -> int:
+    """Segments the call's chunks are cut into (1: none; ``PIPELINE_CONFIG`` explains the rule).
 
     Args:
-        n_chunks: chunks of the call's one sequence (an upper bound for varlen).
-        seqs: sequences of the call; segments apply to one only.
+        total_chunks: chunks of the call (``B * cdiv(T, C)``; varlen: ``cdiv(T, C)``, a bound).
+        seqs: sequences of the call.
         pairs: sequences x value heads.
         K: head dim of q and k (segments need K <= 128).
         config: ``PIPELINE_CONFIG`` keys to override.
     """
     pc = dict(PIPELINE_CONFIG, **(config or {}))
-    if seqs != 1 or n_chunks < 2 or K > 128:
+    if total_chunks < 2 or K > 128:
         return 1
     if pc["segments"]:
-        return max(1, min(pc["segments"], n_chunks))
-    if pairs > pc["segment_max_pairs"]:
+        return max(1, min(pc["segments"], total_chunks))
+    if pairs > pc["segment_max_pairs"] or seqs > pc["segment_max_seqs"]:
         return 1
-    p = min(pc["max_segments"], n_chunks // max(1, pc["segment_min_chunks"]))
+    p = min(pc["max_segments"], total_chunks // max(1, pc["segment_min_chunks"]))
     return p if p >= 2 else 1
+
+
+def segment_layout(total_chunks: int, seq_chunks: int, seqs: int, pairs: int, K: int,
+                   config: dict | None = None) -> tuple[int, int]:
+    """``(seg_len, seg_max)``: segments of ``seg_len`` chunks, at most ``seg_max`` per sequence
+    (``(0, 1)``: no segments). The call's ``segment_count`` segments set the length, so a sequence
+    of ``c`` chunks gets ``cdiv(c, seg_len)`` of them (known on the device only, for varlen).
+
+    Args:
+        total_chunks, seqs, pairs, K, config: as ``segment_count``.
+        seq_chunks: chunks of the longest possible sequence (``cdiv(T, C)``).
+    """
+    p = segment_count(total_chunks, seqs, pairs, K, config)
+    seg_len = cdiv(total_chunks, p)
+    seg_max = cdiv(seq_chunks, seg_len)
+    if p == 1 or seg_max < 2 or seqs * seg_max > GRID_3D_MAX_SEQS:
+        return 0, 1
+    return seg_len, seg_max
 
 
 def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None, seqs: int = 1) -> list[tuple[int, int]]:
@@ -517,7 +535,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     launch without carry), after ``longest_first_kernel`` for varlen batches (first part only,
     unless ``order_done``); returns the compiled state kernel. ``pdl``: launched as a programmatic
     dependent of its part's stage 1 (see ``_launch``)."""
-    if hi is None and p.get("segments", 1) > 1:
+    if hi is None and p.get("seg_max", 1) > 1:
         return _launch_segments(p)
     sc = p["sc"]
     BV = min(sc["BV"], p["V"])
@@ -539,7 +557,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     return launch(
         chunk_state_kernel, grid,
         *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], _or_dummy(p, order), _or_dummy(p, carry), *strides,
-        carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0,
+        carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0, 0,
         BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, ORDERED=order is not None,
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0, PDL=pdl, launch_pdl=pdl,
         **_state_constexprs(p),
@@ -547,11 +565,11 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
 
 
 def _launch_segments(p):
-    """The state stage of one sequence in ``p["segments"]`` segments (``chunk_state.py``, ``SEG``):
-    maps and local states of all but the last segment, the chained start states, then every
+    """The state stage in segments of ``p["seg_len"]`` chunks (``chunk_state.py``, ``SEG``): maps
+    and local states of all segments but each sequence's last, the chained start states, then every
     segment with the output; returns the compiled output walk."""
     sc = p["sc"]
-    K, V, HV, P = p["K"], p["V"], p["HV"], p["segments"]
+    K, V, HV, N, seg_max = p["K"], p["V"], p["HV"], p["N"], p["seg_max"]
     BV = min(sc["BV"], V)
     BV1 = min(BV, K, V)  # the map walk's tiles must not straddle the map and state columns
     bufs, strides = _scratch(p)
@@ -559,16 +577,17 @@ def _launch_segments(p):
     maps, starts = p["seg_maps"], p["seg_starts"]
 
     common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)
-    tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"])
-    launch(chunk_state_kernel, (HV, (K + V) // BV1, P - 1),
+    tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"], seg_max)
+    launch(chunk_state_kernel, (HV, (K + V) // BV1, N * (seg_max - 1)),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
            BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **common)
     # 16 state columns, 8 warps, the next map's load pipelined: no spills (offline sm_90; 4 warps spill
     # 460 B holding the 128 x 128 fp32 map)
     BVC = min(16, V)
-    launch(segment_starts_kernel, (HV, V // BVC), maps, starts, *_state_pointers(p)[:2],
-           maps.stride(0), starts.stride(0), P, HV=HV, K=K, V=V, BV=BVC, STATE_V_FIRST=p["state_v_first"],
-           HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None, num_warps=8, num_stages=2)
-    return launch(chunk_state_kernel, (HV, V // BV, P),
+    launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
+           maps.stride(0), starts.stride(0), p["T"], p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
+           STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
+           IS_VARLEN=p["is_varlen"], num_warps=8, num_stages=2)
+    return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
                   *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
                   BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)

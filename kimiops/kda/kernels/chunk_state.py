@@ -254,25 +254,44 @@ def _initial_tile(h0, h0_indices, n, hv, s_off, b_s, HV: tl.constexpr, K: tl.con
 
 
 @triton.jit
-def segment_starts_kernel(maps, starts, h0, h0_indices, s_maps, s_starts, P,
-                          HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BV: tl.constexpr,
-                          STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr):
-    """Start states of a segmented walk (``chunk_state_kernel``'s ``SEG``): ``S_0 = h0`` (zeros
-    without it or for index -1), ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` for z = 1 .. P - 1, from
-    ``maps`` (fp32 ``[HV, P - 1, K + V, K]``: ``M^T`` rows then ``L^T`` rows) into ``starts``
-    (fp32 ``[HV, P, V, K]``, ``S_z^T`` at z >= 1). Grid ``(HV, V // BV)``; sequential over z.
-    Products in fp32 through 3 tf32 tensor-core passes (``tf32x3``: ~fp32 accuracy)."""
+def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
+    """Token rows ``[bos, eos)`` of sequence ``n`` (int32): from ``cu_seqlens``, or ``n * T`` on."""
+    if IS_VARLEN:
+        bos = tl.load(cu_seqlens + n).to(tl.int32)
+        eos = tl.load(cu_seqlens + n + 1).to(tl.int32)
+    else:
+        bos = n * T
+        eos = bos + T
+    return bos, eos
+
+
+@triton.jit
+def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_starts, T, seg_len, seg_max,
+                          HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
+                          STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
+                          IS_VARLEN: tl.constexpr):
+    """Start states of a segmented walk (``chunk_state_kernel``'s ``SEG``) of sequence n, which has
+    ``P_n = max(1, cdiv(chunks_n, seg_len))`` segments: ``S_0 = h0`` (zeros without it or for index
+    -1), ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` for z = 1 .. P_n - 1, from ``maps`` (fp32
+    ``[HV, N * (seg_max - 1), K + V, K]``, sequence n's block at ``n * (seg_max - 1) + z``: ``M^T``
+    rows then ``L^T`` rows) into ``starts`` (fp32 ``[HV, N * seg_max, V, K]``, ``S_z^T`` at
+    ``n * seg_max + z``, z >= 1). Grid ``(HV, V // BV, N)``; sequential over z. Products in fp32
+    through 3 tf32 tensor-core passes (``tf32x3``: ~fp32 accuracy)."""
     hv = tl.program_id(0)
     vb = tl.program_id(1)
+    n = tl.program_id(2)
+    bos, eos = _sequence_span(cu_seqlens, n, T, IS_VARLEN)
+    n_seg = tl.maximum(tl.cdiv(tl.cdiv(eos - bos, C), seg_len), 1)
     rk = tl.arange(0, K)
     cv = vb * BV + tl.arange(0, BV)
     b_s = tl.zeros([BV, K], dtype=tl.float32)
     if HAS_H0:
-        b_s = _initial_tile(h0, h0_indices, hv * 0, hv, _state_offsets(cv, rk, K, V, STATE_V_FIRST), b_s,
+        b_s = _initial_tile(h0, h0_indices, n, hv, _state_offsets(cv, rk, K, V, STATE_V_FIRST), b_s,
                             HV, K, V, HAS_H0_IDX)
-    z_maps = maps + hv.to(tl.int64) * s_maps      # segment z's block, advanced per step
-    z_out = starts + hv.to(tl.int64) * s_starts
-    for _ in range(0, P - 1):
+    n64 = n.to(tl.int64)
+    z_maps = maps + hv.to(tl.int64) * s_maps + n64 * (seg_max - 1) * (K + V) * K  # advanced per step
+    z_out = starts + hv.to(tl.int64) * s_starts + n64 * seg_max * V * K
+    for _ in range(0, n_seg - 1):
         m_t = tl.load(z_maps + rk[:, None] * K + rk[None, :])             # M^T [K, K]
         l_t = tl.load(z_maps + (K + cv[:, None]) * K + rk[None, :])       # L^T [BV, K]
         b_s = tl.dot(b_s, m_t, l_t, input_precision="tf32x3")              # (M S + L)^T
@@ -301,7 +320,7 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
 def chunk_state_kernel(
     w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry,
     s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, s_carry,
-    T, NT, slot_lo, slot_hi, seg_len,
+    T, NT, slot_lo, slot_hi, seg_len, seg_max,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
@@ -323,14 +342,17 @@ def chunk_state_kernel(
     next kernel (stage 1 of the next part) be scheduled once every program of this grid runs, then
     waits for stage 1 to complete before reading anything. (That stage 1 completed only after the
     previous part's state stage, so the carry is complete too.)
-    ``SEG``: one sequence (N = 1) cut into segments of ``seg_len`` chunks, segment ``z`` = the grid's
-    third index (``GRID_3D``), all walked at once (DESIGN.md section 1: chained segment maps).
-    ``SEG = 1`` (grid ``(HV, (K + V) // BV, P - 1)``): segment z's map and local state, the columns
-    of ``Z = [M | L]`` with ``Z_end = A_c ... A_first Z_0`` (``A = diag(gC) - kg^T w``, u = 0) from
-    ``Z_0 = [I | 0]`` and ``u`` from v on L's columns; no output; ``Z^T [K + V, K]`` goes to
-    ``carry`` (fp32 ``[HV, P - 1, K + V, K]``, head stride ``s_carry``). ``segment_starts_kernel``
-    then chains ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` into ``carry`` of ``SEG = 2`` (fp32
-    ``[HV, P, V, K]``, ``S_z^T`` at index z >= 1), from which ``SEG = 2`` (grid ``(HV, V // BV, P)``)
+    ``SEG``: every sequence cut into segments of ``seg_len`` chunks, sequence n into
+    ``P_n = max(1, cdiv(chunks_n, seg_len))`` (at most ``seg_max``), all walked at once (DESIGN.md
+    section 1: chained segment maps); the grid's third index is ``n * seg_max + z`` (``SEG = 2``) or
+    ``n * (seg_max - 1) + z`` (``SEG = 1``), and programs past ``P_n`` return at once.
+    ``SEG = 1`` (grid ``(HV, (K + V) // BV, N * (seg_max - 1))``): segment z's map and local state
+    (z < P_n - 1), the columns of ``Z = [M | L]`` with ``Z_end = A_c ... A_first Z_0``
+    (``A = diag(gC) - kg^T w``, u = 0) from ``Z_0 = [I | 0]`` and ``u`` from v on L's columns; no
+    output; ``Z^T [K + V, K]`` goes to ``carry`` (fp32 ``[HV, N * (seg_max - 1), K + V, K]``, head
+    stride ``s_carry``). ``segment_starts_kernel`` then chains ``S_z = M_{z-1} S_{z-1} + L_{z-1}``
+    into ``carry`` of ``SEG = 2`` (fp32 ``[HV, N * seg_max, V, K]``, ``S_z^T`` at z >= 1), from
+    which ``SEG = 2`` (grid ``(HV, V // BV, N * seg_max)``)
     walks each segment again with the output; segment 0 starts from h0, the last one writes ht."""
     if PDL:
         tl.extra.cuda.gdc_launch_dependents()
@@ -354,18 +376,19 @@ def chunk_state_kernel(
             hv = pid % HV
             vb = (pid // HV) % NV
         n = pid // (NV * HV)
-    seg = n
-    if SEG != 0:
-        n = n * 0
+    seg = n * 0
+    if SEG == 1:
+        seg = n % (seg_max - 1)
+        n = n // (seg_max - 1)
+    if SEG == 2:
+        seg = n % seg_max
+        n = n // seg_max
     if ORDERED:
         n = tl.load(order + n)
+    bos, eos = _sequence_span(cu_seqlens, n, T, IS_VARLEN)
     if IS_VARLEN:
-        bos = tl.load(cu_seqlens + n).to(tl.int32)
-        eos = tl.load(cu_seqlens + n + 1).to(tl.int32)
         slot0 = bos // C + n
     else:
-        bos = n * T
-        eos = bos + T
         slot0 = n * NT
 
     rk = tl.arange(0, K)
@@ -383,10 +406,16 @@ def chunk_state_kernel(
     starts_here = True
     ends_here = True
     if SEG != 0:
-        c_lo = tl.minimum(seg * seg_len, nch)
+        n_seg = tl.maximum(tl.cdiv(nch, seg_len), 1)  # an empty sequence: one segment, h0 to ht
+        if SEG == 1:
+            if seg >= n_seg - 1:  # the last segment's map is never needed
+                return
+        if seg >= n_seg:
+            return
+        c_lo = seg * seg_len
         c_hi = tl.minimum(c_lo + seg_len, nch)
         starts_here = seg == 0
-        ends_here = seg == tl.num_programs(2) - 1  # empty trailing segments pass the state on unchanged
+        ends_here = seg == n_seg - 1
     if PARTED:
         # the sequence's slots are [slot0, slot0 + nch); an empty sequence counts as owning slot0,
         # so exactly one part copies its h0 to ht
@@ -403,7 +432,8 @@ def chunk_state_kernel(
         b_s = tl.where((col[:, None] == rk[None, :]) & (vb < K // BV), 1.0, 0.0)
     if SEG == 2:
         if seg > 0:
-            b_s = tl.load(carry + hv.to(tl.int64) * s_carry + (seg * V + cv[:, None]).to(tl.int64) * K + rk[None, :])
+            z_start = n.to(tl.int64) * seg_max + seg
+            b_s = tl.load(carry + hv.to(tl.int64) * s_carry + (z_start * V + cv[:, None]) * K + rk[None, :])
     if HAS_H0:
         if starts_here:
             b_s = _initial_tile(h0, h0_indices, n, hv, s_off, b_s, HV, K, V, HAS_H0_IDX)
@@ -418,7 +448,8 @@ def chunk_state_kernel(
                           POW2_SCALE, SEG != 1)
 
     if SEG == 1:
-        o_z = hv.to(tl.int64) * s_carry + ((seg * (K + V) + col[:, None]) * K + rk[None, :]).to(tl.int64)
+        z_map = n.to(tl.int64) * (seg_max - 1) + seg
+        o_z = hv.to(tl.int64) * s_carry + (z_map * (K + V) + col[:, None]) * K + rk[None, :]
         tl.store(carry + o_z, b_s)
 
     if HAS_HT:
