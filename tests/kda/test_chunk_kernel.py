@@ -649,8 +649,11 @@ def test_gpu_many_sequences_default_state_tiles():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("segments", [0, 8], ids=["rule", "segments8"])
 @pytest.mark.parametrize("gate,mild", [("none", True), ("softplus", False), ("lower_bound", True)])
-def test_gpu_varlen_pool_bf16(gate, mild):
+def test_gpu_varlen_pool_bf16(gate, mild, segments):
+    """bf16 varlen batch with lengths 0, 1, 63, 64, 65, 300, 1000 into a pool with a -1, by the
+    launcher's rule and in 8 segments of the batch's 47-chunk bound (up to 6 per sequence)."""
     lens = [0, 1, 63, 64, 65, 300, 1000]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device="cuda")
     T = int(cu[-1])
@@ -664,7 +667,7 @@ def test_gpu_varlen_pool_bf16(gate, mild):
     before = bits(pool)
     h0_ref = torch.stack([pool[i] if i >= 0 else torch.zeros_like(pool[0]) for i in idx.tolist()])
     o = run(inp, gate=gate, scale=128**-0.5, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
-            state_v_first=True)
+            state_v_first=True, pipeline_config={"segments": segments})
     ro, rs = reference(inp, gate=gate, scale=128**-0.5, cu_seqlens=cu, h0=h0_ref, state_v_first=True)
     assert finite(o)
     assert rel_err(o, ro) < 3e-3
