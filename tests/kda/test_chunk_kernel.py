@@ -413,7 +413,7 @@ def test_segmented_walk_fixed_length_batch(device, segments, seg_max):
     oracle and the walk in one piece."""
     from kimiops.kda.kernels.chunk import segment_layout
 
-    assert segment_layout(12, 4, 3, 6, 32, {"segments": segments}) == (4 // seg_max, seg_max)
+    assert segment_layout(12, 4, 3, 2, 32, {"segments": segments}) == (4 // seg_max, seg_max)
     inp = make_inputs(3, 100, 1, 2, 32, 32, "lower_bound", torch.float32, device, seed=23, mild=False)
     h0 = torch.randn(3, 2, 32, 32, generator=torch.Generator().manual_seed(4)).to(device) * 0.5
     outs = []
@@ -438,7 +438,7 @@ def test_segmented_walk_varlen_batch_pool(device, state_v_first):
     lens = [63, 0, 300, 1, 130, 65, 64]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
     live = int(cu[-1])
-    assert segment_layout(20, 20, 7, 14, 32, {"segments": 6}) == (4, 5) and live + 17 == 20 * 32
+    assert segment_layout(20, 20, 7, 2, 32, {"segments": 6}) == (4, 5) and live + 17 == 20 * 32
     inp = make_inputs(1, live + 17, 1, 2, 32, 32, "softplus", torch.float32, device, seed=24, mild=False)
     slots = [5, 2, 0, -1, 7, 3, 6]
     idx = torch.tensor(slots, dtype=torch.int32, device=device)
@@ -468,26 +468,30 @@ def test_segmented_walk_varlen_batch_pool(device, state_v_first):
 
 
 def test_segment_rule():
-    """Segments apply to few (sequence, head) pairs and sequences at K <= 128, at most
-    max_segments over the call's chunks, each at least segment_min_chunks chunks; forced counts
-    are clamped; a sequence gets cdiv(its chunks, seg_len) segments."""
+    """Segments apply to few (sequence, head) pairs at K <= 128: at most max_segments, at most
+    segment_budget // heads, each at least segment_min_chunks chunks, and (by the rule) at least
+    segment_min_per_seq for a sequence of the call's bound; forced counts are clamped; a sequence
+    gets cdiv(its chunks, seg_len) segments."""
     from kimiops.kda.kernels.chunk import segment_count, segment_layout
 
     pc = PIPELINE_CONFIG
     assert segment_count(256, 1, 4, 128) == min(pc["max_segments"], 256 // pc["segment_min_chunks"])
     assert segment_count(64, 1, 4, 128) == 64 // pc["segment_min_chunks"]    # T2048: shorter, fewer
-    assert segment_count(256, pc["segment_max_seqs"] + 1, 4, 128) == 1       # too many sequences
-    assert segment_count(256, 1, pc["segment_max_pairs"] + 1, 128) == 1      # enough heads: parts
+    assert segment_count(256, 1, 16, 128) == pc["segment_budget"] // 16      # 16 heads: fewer
+    assert segment_count(256, 2, pc["segment_max_pairs"] // 2 + 1, 128) == 1  # too many pairs
     assert segment_count(256, 1, 4, 256) == 1                                # K = 256
     assert segment_count(1, 1, 4, 128) == 1                                  # one chunk
     assert segment_count(8, 1, 1, 128, {"segments": 40}) == 8                # forced, clamped
     assert segment_count(256, 1, 64, 128, {"segments": 3}) == 3
-    assert segment_count(512, 4, 64, 128, {"segments": 8}) == 8              # forced on a batch
-    assert segment_layout(256, 256, 1, 4, 128, {"segments": 16}) == (16, 16)
+    assert segment_count(512, 4, 16, 128, {"segments": 8}) == 8              # forced on a batch
+    assert segment_layout(256, 256, 1, 4, 128) == (16, 16)                    # B1 T8192 at 4 heads
     assert segment_layout(250, 250, 1, 4, 128, {"segments": 16}) == (16, 16)  # the last one shorter
-    assert segment_layout(512, 128, 4, 16, 128, {"segments": 16}) == (32, 4)  # B4 T4096: 4 each
+    assert segment_layout(512, 128, 4, 4, 128) == (32, 4)                     # B4 T4096 at 4 heads: 4 each
+    assert segment_layout(512, 256, 2, 8, 128) == (32, 8)                     # B2 T8192 at 8 heads
+    assert segment_layout(256, 32, 8, 1, 128) == (0, 1)                       # 2 each: none by the rule
+    assert segment_layout(256, 32, 8, 1, 128, {"segments": 16}) == (16, 2)    # unless forced
     assert segment_layout(512, 128, 4, 16, 128, {"segments": 4}) == (0, 1)    # one each: none
-    assert segment_layout(512, 512, 7, 28, 128, {"segments": 16}) == (32, 16)  # varlen: any may be long
+    assert segment_layout(512, 512, 7, 2, 128) == (32, 16)                    # varlen: any may be long
     assert segment_layout(256, 256, 1, 4, 128, {"segments": 1}) == (0, 1)
 
 

@@ -22,11 +22,11 @@ elsewhere, after stage 1 of part ``p`` an event hands over to a forked high-prio
 waits for the fork before the call returns. With ``P = 1`` (small problems, batches of several
 sequences, or 64 and more (sequence, head) pairs) both stages run on the current stream.
 
-Segments (``segment_count``): one sequence with at most 8 value heads (tensor-parallel serving of a
-32-head model) runs the state stage as chained segments instead of parts: stage 1, then every
-segment's state map and local state at once (``chunk_state_kernel`` with ``SEG = 1``), the chained
-start states (``segment_starts_kernel``), then every segment with the output (``SEG = 2``); four
-launches on the current stream. Outputs differ from the one-piece walk by rounding only. Launches
+Segments (``segment_layout``): calls of at most 16 (sequence, value head) pairs (tensor-parallel
+serving of a 32-head model puts 4-16 heads on a GPU) run the state stage as chained segments
+instead of parts: stage 1, then every segment's state map and local state at once
+(``chunk_state_kernel`` with ``SEG = 1``), the chained start states (``segment_starts_kernel``),
+then every segment with the output (``SEG = 2``); four launches on the current stream. Outputs differ from the one-piece walk by rounding only. Launches
 go through ``kimiops.launch`` (raw addresses after the first call of a specialization): eager
 calls in parts were host-bound before.
 
@@ -55,6 +55,7 @@ from kimiops.kda.kernels.chunk_intra import (
     chunk_intra_kernel,
 )
 from kimiops.kda.kernels.chunk_state import (
+    SEGMENT_STARTS_CONFIG,
     STATE_CONFIG_WIDE,
     chunk_state_kernel,
     longest_first_kernel,
@@ -147,20 +148,36 @@ ORDER_MAX_SEQS = 1024
 # one sequence (max_seqs; the slot cut serializes a batch's sequences, see above).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
-                   "segments": 0, "segment_max_pairs": 8, "segment_max_seqs": 1, "max_segments": 16,
-                   "segment_min_chunks": 16}
+                   "segments": 0, "segment_max_pairs": 16, "segment_budget": 128, "max_segments": 16,
+                   "segment_min_chunks": 16, "segment_min_per_seq": 4}
 # Segments (twenty-second session): one sequence with few heads leaves most SMs idle in the state
 # stage, parts or not (H200, one prompt, 4 heads: B1 T8192 0.353 ms against FLA's 0.322,
-# logs_h200_20261201/r3_heads_4.log). Its chunks are then cut into P segments walked at once
-# (``chunk_state.py``, ``SEG``): each segment's state map and local state, the chained start states
-# (``segment_starts_kernel``), then each segment again with the output. Measured (g, graph medians
-# in ms, logs_h200_20261201/r5_segments_heads_4.log, r4_segments_heads_8.log): 4 heads, B1 T8192
-# 0.356 without segments, 0.161 with 16, 0.200 with 32, 0.312 with 64 (FLA 0.319); B1 T32768 1.348,
-# 0.450, 0.482, 0.587 (FLA 1.179); 8 heads, B1 T8192 with 16 segments 0.253 (0.381 before, FLA 0.417).
-# Hence P = min(max_segments, chunks // segment_min_chunks) for one sequence of at most
-# segment_max_pairs (sequence, head) pairs and K <= 128 (the start-state kernel holds a K x K map
-# tile: 256 KiB of shared memory at K = 256); "segments" > 0 forces P (benchmarks, tests). Not
-# measured: 9-16 pairs (16 heads kept its parts), prompts below 8192 tokens (T1024-T4096 take 2-8).
+# logs_h200_20261201/r3_heads_4.log). The call's chunks are then cut into P segments of equal length
+# (each sequence into as many as its chunks fill), walked at once (``chunk_state.py``, ``SEG``): each
+# segment's state map and local state, the chained start states (``segment_starts_kernel``), then
+# each segment again with the output. Measured (g, graph medians in ms, ours without segments / with
+# P / FLA; logs_h200_20261201/r5_segments_heads_4.log, r4_segments_heads_8.log and
+# logs_h200_20261201b/r2_batches_heads_4.log, r3_batches_heads_8.log, r3_heads_16.log):
+#   | heads | case      | pairs | none  | P = 8 | P = 16 | P = 32 | FLA   |
+#   | 4     | B1 T8192  | 4     | 0.356 | -     | 0.161  | 0.200  | 0.319 |  (64: 0.312)
+#   | 4     | B1 T32768 | 4     | 1.348 | -     | 0.450  | 0.482  | 1.179 |  (64: 0.587)
+#   | 4     | B1 T4096  | 4     | 0.194 | 0.106 | 0.109  | 0.152  | 0.174 |
+#   | 4     | B2 T8192  | 8     | 0.411 | 0.304 | 0.238  | 0.256  | 0.417 |
+#   | 8     | B1 T8192  | 8     | 0.381 | -     | 0.253  | -      | 0.417 |
+#   | 4     | B4 T4096  | 16    | 0.261 | 0.299 | 0.227  | 0.233  | 0.329 |  (P = 8: 2 per sequence)
+#   | 8     | B2 T8192  | 16    | 0.506 | 0.423 | 0.416  | 0.449  | 0.630 |
+#   | 16    | B1 T8192  | 16    | 0.443 | 0.415 | 0.447  | -      | 0.633 |
+#   | 16    | B1 T32768 | 16    | 1.632 | 1.500 | 1.508  | -      | 2.411 |
+#   | 8     | B4 T4096  | 32    | 0.356 | 0.402 | 0.409  | 0.443  | 0.536 |
+#   | 16    | B2 T8192  | 32    | 0.686 | 0.764 | 0.794  | -      | 1.042 |
+#   | 4     | B8 T1024  | 32    | 0.101 | 0.102 | 0.123  | 0.136  | 0.168 |  (2-4 per sequence)
+# Two segments per sequence lose (the walks' chain is as long as without, plus the maps), 32 pairs
+# lose at every P. The best P falls as heads grow (about 128 segments x heads: walk 2 then runs ~2 CTAs
+# per SM). Hence, at most segment_max_pairs (sequence, head) pairs and K <= 128 (the start-state
+# kernel holds a K x K map tile: 256 KiB of shared memory at K = 256),
+# P = min(max_segments, segment_budget // heads, chunks // segment_min_chunks), and no segments
+# unless a sequence as long as the call's bound gets segment_min_per_seq. "segments" > 0 forces P
+# (benchmarks, tests). Not measured: 1-2 heads, batches of more than 4 sequences within 16 pairs.
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -327,7 +344,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     sc = state_config_for(K)
     sc.update(state_config or {})
     seq_chunks = cdiv(T, C)  # chunks of each sequence (varlen: a bound, with B == 1)
-    seg_len, seg_max = segment_layout(B * seq_chunks, seq_chunks, N, N * HV, K, pc)
+    seg_len, seg_max = segment_layout(B * seq_chunks, seq_chunks, N, HV, K, pc)
     parts = pipeline_parts(NC, N * HV, pc, seqs=N) if seg_max == 1 else [(0, NC)]
     if len(parts) > 1 and "num_stages" not in (state_config or {}):
         sc["num_stages"] = pc["state_stages"]
@@ -362,41 +379,45 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     return plan
 
 
-def segment_count(total_chunks: int, seqs: int, pairs: int, K: int, config: dict | None = None) -> int:
+def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict | None = None) -> int:
     """Segments the call's chunks are cut into (1: none; ``PIPELINE_CONFIG`` explains the rule).
 
     Args:
         total_chunks: chunks of the call (``B * cdiv(T, C)``; varlen: ``cdiv(T, C)``, a bound).
         seqs: sequences of the call.
-        pairs: sequences x value heads.
+        heads: value heads (HV).
         K: head dim of q and k (segments need K <= 128).
         config: ``PIPELINE_CONFIG`` keys to override.
     """
     pc = dict(PIPELINE_CONFIG, **(config or {}))
-    if total_chunks < 2 or K > 128:
+    if total_chunks < 2 or K > 128 or seqs < 1 or heads < 1:
         return 1
     if pc["segments"]:
         return max(1, min(pc["segments"], total_chunks))
-    if pairs > pc["segment_max_pairs"] or seqs > pc["segment_max_seqs"]:
+    if seqs * heads > pc["segment_max_pairs"]:
         return 1
-    p = min(pc["max_segments"], total_chunks // max(1, pc["segment_min_chunks"]))
+    p = min(pc["max_segments"], pc["segment_budget"] // heads, total_chunks // max(1, pc["segment_min_chunks"]))
     return p if p >= 2 else 1
 
 
-def segment_layout(total_chunks: int, seq_chunks: int, seqs: int, pairs: int, K: int,
+def segment_layout(total_chunks: int, seq_chunks: int, seqs: int, heads: int, K: int,
                    config: dict | None = None) -> tuple[int, int]:
     """``(seg_len, seg_max)``: segments of ``seg_len`` chunks, at most ``seg_max`` per sequence
     (``(0, 1)``: no segments). The call's ``segment_count`` segments set the length, so a sequence
-    of ``c`` chunks gets ``cdiv(c, seg_len)`` of them (known on the device only, for varlen).
+    of ``c`` chunks gets ``cdiv(c, seg_len)`` of them (known on the device only, for varlen); by
+    the rule (not when forced) a sequence as long as ``seq_chunks`` must get at least
+    ``segment_min_per_seq``.
 
     Args:
-        total_chunks, seqs, pairs, K, config: as ``segment_count``.
+        total_chunks, seqs, heads, K, config: as ``segment_count``.
         seq_chunks: chunks of the longest possible sequence (``cdiv(T, C)``).
     """
-    p = segment_count(total_chunks, seqs, pairs, K, config)
+    pc = dict(PIPELINE_CONFIG, **(config or {}))
+    p = segment_count(total_chunks, seqs, heads, K, pc)
     seg_len = cdiv(total_chunks, p)
     seg_max = cdiv(seq_chunks, seg_len)
-    if p == 1 or seg_max < 2 or seqs * seg_max > GRID_3D_MAX_SEQS:
+    fewest = 2 if pc["segments"] else max(2, pc["segment_min_per_seq"])
+    if p == 1 or seg_max < fewest or seqs * seg_max > GRID_3D_MAX_SEQS:
         return 0, 1
     return seg_len, seg_max
 
@@ -581,13 +602,12 @@ def _launch_segments(p):
     launch(chunk_state_kernel, (HV, (K + V) // BV1, N * (seg_max - 1)),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
            BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **common)
-    # 16 state columns, 8 warps, the next map's load pipelined: no spills (offline sm_90; 4 warps spill
-    # 460 B holding the 128 x 128 fp32 map)
-    BVC = min(16, V)
+    stc = SEGMENT_STARTS_CONFIG
+    BVC = min(stc["BV"], V)
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
            maps.stride(0), starts.stride(0), p["T"], p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
            STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
-           IS_VARLEN=p["is_varlen"], num_warps=8, num_stages=2)
+           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], num_warps=stc["num_warps"], num_stages=stc["num_stages"])
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
                   *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
                   BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)

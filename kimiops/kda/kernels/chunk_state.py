@@ -265,18 +265,27 @@ def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
     return bos, eos
 
 
+# Launch config of ``segment_starts_kernel``: 16 state columns per CTA, 8 warps, the next map's load
+# pipelined (2 stages): no spills (offline sm_90; 4 warps spill 460 B holding the 128 x 128 fp32
+# map). ``prec``: the products' input_precision ("tf32x3": three tf32 passes, ~fp32 accuracy;
+# "ieee": fp32 FMAs). Its cost on the H200 (logs_h200_20261201b/r2_segment_stages.log, 4 heads, B1
+# T8192, profiler means per call): 40 us of a 157 us call with 16 segments (2.7 us per chained step),
+# 82 of 196 with 32.
+SEGMENT_STARTS_CONFIG = {"BV": 16, "num_warps": 8, "num_stages": 2, "prec": "tf32x3"}
+
+
 @triton.jit
 def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_starts, T, seg_len, seg_max,
                           HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
                           STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
-                          IS_VARLEN: tl.constexpr):
+                          IS_VARLEN: tl.constexpr, PREC: tl.constexpr):
     """Start states of a segmented walk (``chunk_state_kernel``'s ``SEG``) of sequence n, which has
     ``P_n = max(1, cdiv(chunks_n, seg_len))`` segments: ``S_0 = h0`` (zeros without it or for index
     -1), ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` for z = 1 .. P_n - 1, from ``maps`` (fp32
     ``[HV, N * (seg_max - 1), K + V, K]``, sequence n's block at ``n * (seg_max - 1) + z``: ``M^T``
     rows then ``L^T`` rows) into ``starts`` (fp32 ``[HV, N * seg_max, V, K]``, ``S_z^T`` at
-    ``n * seg_max + z``, z >= 1). Grid ``(HV, V // BV, N)``; sequential over z. Products in fp32
-    through 3 tf32 tensor-core passes (``tf32x3``: ~fp32 accuracy)."""
+    ``n * seg_max + z``, z >= 1). Grid ``(HV, V // BV, N)``; sequential over z. Products with fp32
+    accumulation at ``PREC`` (``SEGMENT_STARTS_CONFIG``)."""
     hv = tl.program_id(0)
     vb = tl.program_id(1)
     n = tl.program_id(2)
@@ -294,7 +303,7 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_st
     for _ in range(0, n_seg - 1):
         m_t = tl.load(z_maps + rk[:, None] * K + rk[None, :])             # M^T [K, K]
         l_t = tl.load(z_maps + (K + cv[:, None]) * K + rk[None, :])       # L^T [BV, K]
-        b_s = tl.dot(b_s, m_t, l_t, input_precision="tf32x3")              # (M S + L)^T
+        b_s = tl.dot(b_s, m_t, l_t, input_precision=PREC)                  # (M S + L)^T
         z_out += V * K
         tl.store(z_out + cv[:, None] * K + rk[None, :], b_s)
         z_maps += (K + V) * K
