@@ -67,6 +67,15 @@ def make_inputs(B, T, H, HV, K, V, gate, dtype, device, seed=0, mild=True):
                 dt_bias=dt_bias, lower_bound=lb)
 
 
+def with_slow_decay(inp, seed=0):
+    """``inp`` with a precomputed log decay of about -3e-4 per step (gate "none"): the state keeps
+    its past over thousands of tokens, so a segment's state map carries weight (with the other
+    gates, decays of 0.05-3 per step, a map over a few chunks is ~0 and its errors go unseen)."""
+    gen = torch.Generator().manual_seed(seed)
+    g = torch.nn.functional.logsigmoid(torch.randn(inp["g"].shape, generator=gen) + 8.0)
+    return dict(inp, g=g.to(inp["g"].device, inp["g"].dtype), A_log=None, dt_bias=None, lower_bound=None)
+
+
 def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False, l2=True):
     """fp64 naive recurrence on the preprocessed inputs (gate, l2norm, sigmoid applied in fp64)."""
     q, k, v, g, beta = (inp[n].double().cpu() for n in ("q", "k", "v", "g", "beta"))
@@ -370,20 +379,25 @@ def test_pipelined_parts_bit_identical_head_dim_256(device):
 
 
 @pytest.mark.parametrize("segments", [2, 3, 7])
-def test_segmented_walk_fixed_length(device, segments):
+@pytest.mark.parametrize("slow", [False, True], ids=["softplus", "slow-decay"])
+def test_segmented_walk_fixed_length(device, segments, slow):
     """One sequence's state walk in segments (maps chained by ``segment_starts_kernel``), K-first
-    states, dense h0: against the fp64 oracle and the walk in one piece."""
+    states, dense h0: against the fp64 oracle and the walk in one piece, under unbounded softplus
+    gates and under a slow decay (where the maps carry weight)."""
     inp = make_inputs(1, 300, 1, 2, 32, 64, "softplus", torch.float32, device, seed=21, mild=False)
+    gate = "softplus"
+    if slow:
+        inp, gate = with_slow_decay(inp), "none"
     h0 = torch.randn(1, 2, 32, 64, generator=torch.Generator().manual_seed(1)).to(device) * 0.5
     outs = []
     for seg in (1, segments):
         ht = torch.full_like(h0, POISON)
-        outs.append((run(inp, gate="softplus", scale=0.2, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
-    ro, rs = reference(inp, gate="softplus", scale=0.2, h0=h0)
+        outs.append((run(inp, gate=gate, scale=0.2, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
+    ro, rs = reference(inp, gate=gate, scale=0.2, h0=h0)
     for o, ht in outs:
         assert finite(o) and finite(ht)
         assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
-    assert rel_err(outs[1][0], outs[0][0]) < 1e-4 and rel_err(outs[1][1], outs[0][1]) < 1e-4
+    assert rel_err(outs[1][0], outs[0][0]) < 1e-3 and rel_err(outs[1][1], outs[0][1]) < 1e-3
 
 
 @pytest.mark.parametrize("real", [250, 100, 0])
@@ -406,25 +420,47 @@ def test_segmented_walk_varlen_pool(device, real):
     assert all(torch.equal(after[s_], before[s_]) for s_ in (0, 1, 2))
 
 
+@pytest.mark.parametrize("K,V,map_block_bytes", [(32, 32, 2048), (256, 64, 65536)], ids=["K32-blocks16", "K256"])
+def test_segmented_walk_map_in_column_blocks(device, monkeypatch, K, V, map_block_bytes):
+    """The start states take the map's columns in blocks where the whole map would not fit shared
+    memory (K = 256: 64 columns at a time; forced at K = 32 with blocks of 16), the new state going
+    through memory: against the oracle and the walk in one piece, dense h0."""
+    from kimiops.kda.kernels.chunk_state import SEGMENT_STARTS_CONFIG
+
+    monkeypatch.setitem(SEGMENT_STARTS_CONFIG, "map_block_bytes", map_block_bytes)
+    T = 300 if K <= 32 else 100
+    inp = with_slow_decay(make_inputs(1, T, 1, 1, K, V, "none", torch.float32, device, seed=25))
+    h0 = torch.randn(1, 1, K, V, generator=torch.Generator().manual_seed(6)).to(device) * 0.5
+    outs = []
+    for seg in (1, 4):
+        ht = torch.full_like(h0, POISON)
+        outs.append((run(inp, gate="none", scale=K**-0.5, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
+    ro, rs = reference(inp, gate="none", scale=K**-0.5, h0=h0)
+    for o, ht in outs:
+        assert finite(o) and finite(ht)
+        assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
+    assert rel_err(outs[1][0], outs[0][0]) < 1e-3 and rel_err(outs[1][1], outs[0][1]) < 1e-3
+
+
 @pytest.mark.parametrize("segments,seg_max", [(6, 2), (12, 4)])
 def test_segmented_walk_fixed_length_batch(device, segments, seg_max):
     """A batch of 3 sequences of 100 tokens (4 chunks of 32) in segments of the batch's 12 chunks:
-    6 give 2 per sequence, 12 give 4 (the last one 4 tokens long), dense h0 and ht; against the
-    oracle and the walk in one piece."""
+    6 give 2 per sequence, 12 give 4 (the last one 4 tokens long), dense h0 and ht, slow decay;
+    against the oracle and the walk in one piece."""
     from kimiops.kda.kernels.chunk import segment_layout
 
     assert segment_layout(12, 4, 3, 2, 32, {"segments": segments}) == (4 // seg_max, seg_max)
-    inp = make_inputs(3, 100, 1, 2, 32, 32, "lower_bound", torch.float32, device, seed=23, mild=False)
+    inp = with_slow_decay(make_inputs(3, 100, 1, 2, 32, 32, "none", torch.float32, device, seed=23))
     h0 = torch.randn(3, 2, 32, 32, generator=torch.Generator().manual_seed(4)).to(device) * 0.5
     outs = []
     for seg in (1, segments):
         ht = torch.full_like(h0, POISON)
-        outs.append((run(inp, gate="lower_bound", scale=0.2, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
-    ro, rs = reference(inp, gate="lower_bound", scale=0.2, h0=h0)
+        outs.append((run(inp, gate="none", scale=0.2, h0=h0, ht=ht, pipeline_config={"segments": seg}), ht))
+    ro, rs = reference(inp, gate="none", scale=0.2, h0=h0)
     for o, ht in outs:
         assert finite(o) and finite(ht)
         assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
-    assert rel_err(outs[1][0], outs[0][0]) < 1e-4 and rel_err(outs[1][1], outs[0][1]) < 1e-4
+    assert rel_err(outs[1][0], outs[0][0]) < 1e-3 and rel_err(outs[1][1], outs[0][1]) < 1e-3
 
 
 @pytest.mark.parametrize("state_v_first", [False, True])
@@ -479,7 +515,8 @@ def test_segment_rule():
     assert segment_count(64, 1, 4, 128) == 64 // pc["segment_min_chunks"]    # T2048: shorter, fewer
     assert segment_count(256, 1, 16, 128) == pc["segment_budget"] // 16      # 16 heads: fewer
     assert segment_count(256, 2, pc["segment_max_pairs"] // 2 + 1, 128) == 1  # too many pairs
-    assert segment_count(256, 1, 4, 256) == 1                                # K = 256
+    assert segment_count(256, 1, 4, 256) == 1                                # K = 256: not timed
+    assert segment_count(256, 1, 4, 256, {"segments": 4}) == 4               # but runs when forced
     assert segment_count(1, 1, 4, 128) == 1                                  # one chunk
     assert segment_count(8, 1, 1, 128, {"segments": 40}) == 8                # forced, clamped
     assert segment_count(256, 1, 64, 128, {"segments": 3}) == 3
@@ -602,6 +639,26 @@ def test_gpu_accuracy_head_dims_256(gate, mild, K, V):
     eo, es = rel_err(o, ro), rel_err(ht, rs)
     print(f"K={K} V={V} {gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
     assert eo <= 3e-3 and es <= 2.5e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("K,V", [(128, 128), (256, 256)])
+def test_gpu_accuracy_segments_slow_decay(K, V):
+    """Segments where their maps carry weight (a slow decay, ~-3e-4 per step: the state remembers
+    the whole prompt), bf16, T=4096, H=4, 8 segments (the rule's choice at K = 128, forced at 256):
+    the issue's accuracy against the fp64 oracle, and the walk in one piece within the same."""
+    inp = with_slow_decay(_gpu_inputs("none", True, K=K, V=V), seed=7)
+    ro, rs = reference(inp, gate="none", scale=K**-0.5)
+    errs = []
+    for seg in (8, 1):
+        ht = torch.full((1, 4, K, V), POISON, device="cuda")
+        o = run(inp, gate="none", scale=K**-0.5, ht=ht, pipeline_config={"segments": seg})
+        assert finite(o) and finite(ht)
+        errs.append((rel_err(o, ro), rel_err(ht, rs)))
+    print(f"K={K} V={V} slow decay: 8 segments rel o {errs[0][0]:.2e}, state {errs[0][1]:.2e}; "
+          f"one piece o {errs[1][0]:.2e}, state {errs[1][1]:.2e}")
+    for eo, es in errs:
+        assert eo <= 3e-3 and es <= 2.5e-3
 
 
 @pytest.mark.gpu

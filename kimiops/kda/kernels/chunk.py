@@ -386,15 +386,15 @@ def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict
         total_chunks: chunks of the call (``B * cdiv(T, C)``; varlen: ``cdiv(T, C)``, a bound).
         seqs: sequences of the call.
         heads: value heads (HV).
-        K: head dim of q and k (segments need K <= 128).
+        K: head dim of q and k (the rule takes segments at K <= 128 only, where they were timed).
         config: ``PIPELINE_CONFIG`` keys to override.
     """
     pc = dict(PIPELINE_CONFIG, **(config or {}))
-    if total_chunks < 2 or K > 128 or seqs < 1 or heads < 1:
+    if total_chunks < 2 or seqs < 1 or heads < 1:
         return 1
     if pc["segments"]:
         return max(1, min(pc["segments"], total_chunks))
-    if seqs * heads > pc["segment_max_pairs"]:
+    if seqs * heads > pc["segment_max_pairs"] or K > 128:
         return 1
     p = min(pc["max_segments"], pc["segment_budget"] // heads, total_chunks // max(1, pc["segment_min_chunks"]))
     return p if p >= 2 else 1
@@ -607,7 +607,8 @@ def _launch_segments(p):
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
            maps.stride(0), starts.stride(0), p["T"], p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
            STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
-           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], num_warps=stc["num_warps"], num_stages=stc["num_stages"])
+           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=min(K, max(16, stc["map_block_bytes"] // (4 * K))),
+           num_warps=stc["num_warps"], num_stages=stc["num_stages"])
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
                   *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
                   BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)

@@ -267,25 +267,32 @@ def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
 
 # Launch config of ``segment_starts_kernel``: 16 state columns per CTA, 8 warps, the next map's load
 # pipelined (2 stages): no spills (offline sm_90; 4 warps spill 460 B holding the 128 x 128 fp32
-# map). ``prec``: the products' input_precision ("tf32x3": three tf32 passes, ~fp32 accuracy;
-# "ieee": fp32 FMAs). Its cost on the H200 (logs_h200_20261201b/r2_segment_stages.log, 4 heads, B1
-# T8192, profiler means per call): 40 us of a 157 us call with 16 segments (2.7 us per chained step),
-# 82 of 196 with 32.
-SEGMENT_STARTS_CONFIG = {"BV": 16, "num_warps": 8, "num_stages": 2, "prec": "tf32x3"}
+# map). ``prec``: the products' input_precision ("tf32x3": three tf32 passes, ~fp32 accuracy).
+# ``map_block_bytes``: the largest block of a map's fp32 columns held per pipeline stage (the whole
+# map at K <= 128, 64 of its 256 columns at K = 256, whose 256 KiB map does not fit shared memory).
+# Its cost on the H200 (logs_h200_20261201b/r2_segment_stages.log, 4 heads, B1 T8192, profiler
+# means per call): 40 us of a 157 us call with 16 segments (2.7 us per chained step), 82 of 196 with
+# 32. Other configs, whole call in ms with 16 / 32 segments (r4_segment_starts_configs.log): this one
+# 0.161 / 0.200; 3 stages 0.159 / 0.197, 1 stage 0.167 / 0.214; 4 warps 0.187 / 0.253, 16 warps
+# 0.170 / 0.220; BV 32 0.189 / 0.261; "ieee" (fp32 FMAs) 0.868 / 1.680; "tf32" (one pass, ~10
+# bits: not exact enough for a state carried over thousands of tokens) 0.151 / 0.181.
+SEGMENT_STARTS_CONFIG = {"BV": 16, "num_warps": 8, "num_stages": 2, "prec": "tf32x3", "map_block_bytes": 65536}
 
 
 @triton.jit
 def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_starts, T, seg_len, seg_max,
                           HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
                           STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
-                          IS_VARLEN: tl.constexpr, PREC: tl.constexpr):
+                          IS_VARLEN: tl.constexpr, PREC: tl.constexpr, BJ: tl.constexpr):
     """Start states of a segmented walk (``chunk_state_kernel``'s ``SEG``) of sequence n, which has
     ``P_n = max(1, cdiv(chunks_n, seg_len))`` segments: ``S_0 = h0`` (zeros without it or for index
     -1), ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` for z = 1 .. P_n - 1, from ``maps`` (fp32
     ``[HV, N * (seg_max - 1), K + V, K]``, sequence n's block at ``n * (seg_max - 1) + z``: ``M^T``
     rows then ``L^T`` rows) into ``starts`` (fp32 ``[HV, N * seg_max, V, K]``, ``S_z^T`` at
     ``n * seg_max + z``, z >= 1). Grid ``(HV, V // BV, N)``; sequential over z. Products with fp32
-    accumulation at ``PREC`` (``SEGMENT_STARTS_CONFIG``)."""
+    accumulation at ``PREC`` (``SEGMENT_STARTS_CONFIG``). With ``BJ < K`` each step takes the map's
+    columns ``BJ`` at a time (the whole map would not fit shared memory), stores the new state's
+    blocks and reads the state back whole after a CTA barrier."""
     hv = tl.program_id(0)
     vb = tl.program_id(1)
     n = tl.program_id(2)
@@ -300,13 +307,28 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_st
     n64 = n.to(tl.int64)
     z_maps = maps + hv.to(tl.int64) * s_maps + n64 * (seg_max - 1) * (K + V) * K  # advanced per step
     z_out = starts + hv.to(tl.int64) * s_starts + n64 * seg_max * V * K
-    for _ in range(0, n_seg - 1):
-        m_t = tl.load(z_maps + rk[:, None] * K + rk[None, :])             # M^T [K, K]
-        l_t = tl.load(z_maps + (K + cv[:, None]) * K + rk[None, :])       # L^T [BV, K]
-        b_s = tl.dot(b_s, m_t, l_t, input_precision=PREC)                  # (M S + L)^T
-        z_out += V * K
-        tl.store(z_out + cv[:, None] * K + rk[None, :], b_s)
-        z_maps += (K + V) * K
+    o_s = cv[:, None] * K + rk[None, :]
+    if BJ == K:
+        for _ in range(0, n_seg - 1):
+            m_t = tl.load(z_maps + rk[:, None] * K + rk[None, :])         # M^T [K, K]
+            l_t = tl.load(z_maps + K * K + o_s)                            # L^T [BV, K]
+            b_s = tl.dot(b_s, m_t, l_t, input_precision=PREC)              # (M S + L)^T
+            z_out += V * K
+            tl.store(z_out + o_s, b_s)
+            z_maps += (K + V) * K
+    else:
+        rj = tl.arange(0, BJ)
+        # one stage: the state goes through memory, and no load may be hoisted above its stores
+        for _ in tl.range(0, n_seg - 1, num_stages=1):
+            z_out += V * K
+            for j in tl.static_range(0, K // BJ):
+                o_j = cv[:, None] * K + j * BJ + rj[None, :]
+                m_t = tl.load(z_maps + rk[:, None] * K + j * BJ + rj[None, :])  # M^T [K, BJ]
+                l_t = tl.load(z_maps + K * K + o_j)                            # L^T [BV, BJ]
+                tl.store(z_out + o_j, tl.dot(b_s, m_t, l_t, input_precision=PREC))
+            tl.debug_barrier()  # the CTA's stores above are visible to all its threads after it
+            b_s = tl.load(z_out + o_s)
+            z_maps += (K + V) * K
 
 
 @triton.jit
