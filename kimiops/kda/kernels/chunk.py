@@ -26,9 +26,11 @@ Segments (``segment_layout``): calls of at most 16 (sequence, value head) pairs 
 serving of a 32-head model puts 4-16 heads on a GPU) run the state stage as chained segments
 instead of parts: stage 1, then every segment's state map and local state at once
 (``chunk_state_kernel`` with ``SEG = 1``), the chained start states (``segment_starts_kernel``),
-then every segment with the output (``SEG = 2``); four launches on the current stream. Outputs differ from the one-piece walk by rounding only. Launches
-go through ``kimiops.launch`` (raw addresses after the first call of a specialization): eager
-calls in parts were host-bound before.
+then every segment with the output (``SEG = 2``); four launches on the current stream. Outputs
+differ from the one-piece walk by rounding only.
+
+Launches go through ``kimiops.launch`` (raw addresses after the first call of a specialization):
+eager calls in parts were host-bound before.
 
 Chunk slots: fixed length ``NC = B * cdiv(T, C)``; varlen ``NC = T // C + N`` (sequence ``n``
 owns slots ``cu[n] // C + n + c``; distinct and below that bound for any non-decreasing
@@ -173,8 +175,8 @@ PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part
 #   | 4     | B8 T1024  | 32    | 0.101 | 0.102 | 0.123  | 0.136  | 0.168 |  (2-4 per sequence)
 # Two segments per sequence lose (the walks' chain is as long as without, plus the maps), 32 pairs
 # lose at every P. The best P falls as heads grow (about 128 segments x heads: walk 2 then runs ~2 CTAs
-# per SM). Hence, at most segment_max_pairs (sequence, head) pairs and K <= 128 (the start-state
-# kernel holds a K x K map tile: 256 KiB of shared memory at K = 256),
+# per SM). Hence, at most segment_max_pairs (sequence, head) pairs and K <= 128 (at K = 256, 4
+# heads, B1 T8192, 8 / 16 segments took 0.604 / 0.837 ms against 0.582 without: r5_segments_k256.log),
 # P = min(max_segments, segment_budget // heads, chunks // segment_min_chunks), and no segments
 # unless a sequence as long as the call's bound gets segment_min_per_seq. "segments" > 0 forces P
 # (benchmarks, tests). Not measured: 1-2 heads, batches of more than 4 sequences within 16 pairs.
