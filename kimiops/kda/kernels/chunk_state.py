@@ -269,7 +269,8 @@ def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
 # pipelined (2 stages): no spills (offline sm_90; 4 warps spill 460 B holding the 128 x 128 fp32
 # map). ``prec``: the products' input_precision ("tf32x3": three tf32 passes, ~fp32 accuracy).
 # ``map_block_bytes``: the largest block of a map's fp32 columns held per pipeline stage (the whole
-# map at K <= 128, 64 of its 256 columns at K = 256, whose 256 KiB map does not fit shared memory).
+# map at K <= 128, 64 of its 256 columns at K = 256, whose 256 KiB map does not fit shared memory;
+# offline sm_90 that spills 1440 B, none at K = 128: offline_compile_20261201_s23_segments.log).
 # Its cost on the H200 (logs_h200_20261201b/r2_segment_stages.log, 4 heads, B1 T8192, profiler
 # means per call): 40 us of a 157 us call with 16 segments (2.7 us per chained step), 82 of 196 with
 # 32. Other configs, whole call in ms with 16 / 32 segments (r4_segment_starts_configs.log): this one
