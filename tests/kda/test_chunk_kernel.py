@@ -467,15 +467,15 @@ def test_segmented_walk_fixed_length_batch(device, segments, seg_max):
 def test_segmented_walk_varlen_batch_pool(device, state_v_first):
     """Varlen batch in 6 segments of its 20-chunk bound (segments of 4 chunks): sequences of 63, 0,
     300, 1, 130, 65 and 64 tokens (1, 1, 3, 1, 2, 1, 1 segments: the empty one copies h0 to ht),
-    padding rows after them, a pool with a -1 and untouched poisoned slots; against the oracle and
-    the walk in one piece."""
+    padding rows after them, a pool with a -1 and untouched poisoned slots, slow decay (each
+    sequence's maps and h0 carry weight); against the oracle and the walk in one piece."""
     from kimiops.kda.kernels.chunk import segment_layout
 
     lens = [63, 0, 300, 1, 130, 65, 64]
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=device)
     live = int(cu[-1])
     assert segment_layout(20, 20, 7, 2, 32, {"segments": 6}) == (4, 5) and live + 17 == 20 * 32
-    inp = make_inputs(1, live + 17, 1, 2, 32, 32, "softplus", torch.float32, device, seed=24, mild=False)
+    inp = with_slow_decay(make_inputs(1, live + 17, 1, 2, 32, 32, "none", torch.float32, device, seed=24))
     slots = [5, 2, 0, -1, 7, 3, 6]
     idx = torch.tensor(slots, dtype=torch.int32, device=device)
     named = [s_ for s_ in slots if s_ >= 0]
@@ -488,19 +488,19 @@ def test_segmented_walk_varlen_batch_pool(device, state_v_first):
         h0_ref = pool[[max(s_, 0) for s_ in slots]].clone()
         h0_ref[slots.index(-1)] = 0
         before = bits(pool)
-        o = run(inp, gate="softplus", scale=0.2, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
+        o = run(inp, gate="none", scale=0.2, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
                 state_v_first=state_v_first, pipeline_config={"segments": seg})
         after = bits(pool)
         assert torch.equal(after[1], before[1]) and torch.equal(after[4], before[4])  # slots no sequence names
         assert torch.equal(after[2], before[2])  # the empty sequence's h0 went to ht unchanged
         results.append((o[:, :live], pool[named].clone()))
     trimmed = {n: (x[:, :live] if torch.is_tensor(x) and x.dim() > 1 else x) for n, x in inp.items()}
-    ro, rs = reference(trimmed, gate="softplus", scale=0.2, cu_seqlens=cu, h0=h0_ref, state_v_first=state_v_first)
+    ro, rs = reference(trimmed, gate="none", scale=0.2, cu_seqlens=cu, h0=h0_ref, state_v_first=state_v_first)
     rs = rs[[i for i, s_ in enumerate(slots) if s_ >= 0]]
     for o, states in results:
         assert finite(o) and finite(states)
         assert rel_err(o, ro) < 3e-3 and rel_err(states, rs) < 3e-3
-    assert rel_err(results[1][0], results[0][0]) < 1e-4 and rel_err(results[1][1], results[0][1]) < 1e-4
+    assert rel_err(results[1][0], results[0][0]) < 1e-3 and rel_err(results[1][1], results[0][1]) < 1e-3
 
 
 def test_segment_rule():
