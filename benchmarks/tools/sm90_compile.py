@@ -12,7 +12,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 FLOAT_SCALARS = ("scale", "lower_bound")
-DEBUG_PREFIXES = (".loc", ".file", "//", ".b8", ".b32", ".section", "$L__", ".debug")
+DEBUG_PREFIXES = (".loc", ".file", "//", ".b8", ".b32", ".b64", ".section", "$L__", ".debug")  # DWARF data too
 
 
 def ptx_digest(ptx: str) -> str:

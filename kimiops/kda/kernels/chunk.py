@@ -62,6 +62,7 @@ from kimiops.kda.kernels.chunk_state import (
     chunk_state_kernel,
     longest_first_kernel,
     segment_starts_kernel,
+    starts_map_columns,
     state_config_for,
 )
 from kimiops.arch import supports_pdl
@@ -609,7 +610,7 @@ def _launch_segments(p):
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
            maps.stride(0), starts.stride(0), p["T"], p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
            STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
-           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=min(K, max(16, stc["map_block_bytes"] // (4 * K))),
+           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=starts_map_columns(K),
            num_warps=stc["num_warps"], num_stages=stc["num_stages"])
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
                   *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,

@@ -280,6 +280,20 @@ def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
 SEGMENT_STARTS_CONFIG = {"BV": 16, "num_warps": 8, "num_stages": 2, "prec": "tf32x3", "map_block_bytes": 65536}
 
 
+def starts_map_columns(K: int, config: dict | None = None) -> int:
+    """``segment_starts_kernel``'s ``BJ``: the map's columns per block at head dim ``K`` (``K``: the
+    whole map), from ``map_block_bytes`` of ``config`` (default ``SEGMENT_STARTS_CONFIG``)."""
+    cfg = SEGMENT_STARTS_CONFIG if config is None else config
+    return min(K, max(16, cfg["map_block_bytes"] // (4 * K)))
+
+
+@triton.jit
+def _segments_of(n_chunks, seg_len):
+    """Segments of a sequence of ``n_chunks`` chunks: ``cdiv(n_chunks, seg_len)``, and one for an
+    empty sequence (which copies h0 to ht)."""
+    return tl.maximum(tl.cdiv(n_chunks, seg_len), 1)
+
+
 @triton.jit
 def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_starts, T, seg_len, seg_max,
                           HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
@@ -298,7 +312,7 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_st
     vb = tl.program_id(1)
     n = tl.program_id(2)
     bos, eos = _sequence_span(cu_seqlens, n, T, IS_VARLEN)
-    n_seg = tl.maximum(tl.cdiv(tl.cdiv(eos - bos, C), seg_len), 1)
+    n_seg = _segments_of(tl.cdiv(eos - bos, C), seg_len)
     rk = tl.arange(0, K)
     cv = vb * BV + tl.arange(0, BV)
     b_s = tl.zeros([BV, K], dtype=tl.float32)
@@ -308,7 +322,7 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_st
     n64 = n.to(tl.int64)
     z_maps = maps + hv.to(tl.int64) * s_maps + n64 * (seg_max - 1) * (K + V) * K  # advanced per step
     z_out = starts + hv.to(tl.int64) * s_starts + n64 * seg_max * V * K
-    o_s = cv[:, None] * K + rk[None, :]
+    o_s = _state_offsets(cv, rk, K, V, True)  # maps and starts hold S^T rows: [.., V, K]
     if BJ == K:
         for _ in range(0, n_seg - 1):
             m_t = tl.load(z_maps + rk[:, None] * K + rk[None, :])         # M^T [K, K]
@@ -438,7 +452,7 @@ def chunk_state_kernel(
     starts_here = True
     ends_here = True
     if SEG != 0:
-        n_seg = tl.maximum(tl.cdiv(nch, seg_len), 1)  # an empty sequence: one segment, h0 to ht
+        n_seg = _segments_of(nch, seg_len)
         if SEG == 1:
             if seg >= n_seg - 1:  # the last segment's map is never needed
                 return
