@@ -103,9 +103,15 @@ def check_cu_seqlens(
     return t
 
 
-def check_indices(name: str, idx: object, count: int, num_slots: int, device: torch.device) -> torch.Tensor:
-    """``[count]`` int32/int64 slot indices on ``device``; values in ``[-1, num_slots)`` when readable."""
-    t = check_tensor(name, idx, shape=(count,), dtypes=INDEX_DTYPES, device=device)
+def check_indices(
+    name: str, idx: object, count: int, num_slots: int, device: torch.device, allow_2d: bool = False
+) -> torch.Tensor:
+    """``[count]`` int32/int64 slot indices on ``device`` (with ``allow_2d`` also ``[count, T_max]``,
+    stride 1 along T_max); values in ``[-1, num_slots)`` when readable."""
+    if allow_2d and isinstance(idx, torch.Tensor) and idx.dim() == 2:
+        t = check_tensor(name, idx, shape=(count, None), dtypes=INDEX_DTYPES, device=device, last_dim_contiguous=True)
+    else:
+        t = check_tensor(name, idx, shape=(count,), dtypes=INDEX_DTYPES, device=device)
     if reads_values(t) and t.numel() > 0:
         v = t.detach().cpu()
         lo, hi = int(v.min()), int(v.max())

@@ -10,13 +10,13 @@ import re
 import sys
 
 sys.path.insert(0, sys.argv[1])
-from sm90_compile import compile_sm90, ptx_digest, sass_instruction_count  # noqa: E402
+from sm90_compile import compile_sm90, ptx_digest, sass_instruction_count, sass_opcode_digest  # noqa: E402
 
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
 POINTERS = {n: "*bf16" for n in ("q", "k", "v", "g", "beta", "o")}
 POINTERS.update({"h0": "*fp32", "ht": "*fp32", "h0_idx": "*i32", "ht_idx": "*i32", "cu_seqlens": "*i32",
-                 "A_log": "*fp32", "dt_bias": "*fp32"})
+                 "A_log": "*fp32", "dt_bias": "*fp32", "num_acc": "*i32"})
 K = V = 128
 HV = 32
 for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
@@ -24,7 +24,8 @@ for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
                  ST_SLOT=HV * V * K, ST_HEAD=V * K, V_FIRST=True, IS_VARLEN=True, HAS_H0=True, HAS_H0_IDX=True,
                  HAS_HT=True, HAS_HT_IDX=True, INPLACE=True, SKIP_PADDED=True, USE_QK_L2NORM=True,
                  USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
-                 EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints)
+                 EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints, NEG_EIGVAL=False, SPEC=False,
+                 HAS_NUM_ACC=False)
     k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     stats = {
@@ -35,7 +36,8 @@ for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
         "ld.shared": len(re.findall(r"ld\.shared", ptx)),
     }
     stats["SASS instructions"] = sass_instruction_count(k.asm["cubin"])
-    print(f"BV={bv} num_warps={nw} stream_hints={hints}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}",
+    print(f"BV={bv} num_warps={nw} stream_hints={hints}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}; "
+          f"SASS opcodes sha1 {sass_opcode_digest(k.asm['cubin'])}",
           flush=True)
     if len(sys.argv) > 2:
         open(f"{sys.argv[2]}_bv{bv}_w{nw}_h{int(hints)}.ttgir", "w").write(ttgir)

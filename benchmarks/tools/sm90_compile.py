@@ -55,8 +55,8 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
     return kernel, " ".join(re.findall(r"Used \d+ registers|\d+ bytes spill stores", r.stderr))
 
 
-def sass_instruction_count(cubin: bytes) -> int:
-    """Instructions in a cubin's SASS (``nvdisasm`` shipped with Triton)."""
+def _sass_lines(cubin: bytes) -> list[str]:
+    """Instruction lines of a cubin's SASS (``nvdisasm`` shipped with Triton)."""
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
@@ -64,4 +64,21 @@ def sass_instruction_count(cubin: bytes) -> int:
     os.unlink(f.name)
     # an instruction line starts with its byte offset, /*0000*/ to /*fff0*/ and then five digits and
     # more (16 bytes per instruction: four digits alone stop counting at 4096 instructions)
-    return sum(1 for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line))
+    return [line for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
+
+
+def sass_instruction_count(cubin: bytes) -> int:
+    """Instructions in a cubin's SASS."""
+    return len(_sass_lines(cubin))
+
+
+def sass_opcode_digest(cubin: bytes) -> str:
+    """Hash of the SASS opcode sequence (mnemonics with their modifiers and predicates, no
+    operands): equal for two builds whose machine code differs only in operands, e.g. kernel
+    parameters moved to other constant-bank offsets by a parameter added to the signature."""
+    ops = []
+    for line in _sass_lines(cubin):
+        body = line.split("*/", 1)[1].strip().rstrip(";").split("/*")[0].strip()
+        pred, rest = (body.split(" ", 1) if body.startswith("@") else ("", body))
+        ops.append(f"{pred} {rest.split(' ', 1)[0]}")
+    return hashlib.sha1("\n".join(ops).encode()).hexdigest()[:12]

@@ -13,6 +13,7 @@ import torch
 
 from kimiops.validation import (
     FLOAT_DTYPES,
+    INDEX_DTYPES,
     check_cu_seqlens,
     check_indices,
     check_lower_bound,
@@ -71,8 +72,12 @@ def meta_key(*args) -> tuple:
 def check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name: str, pool_dtypes=STATE_DTYPES, allow_padded_tokens: bool = False,
+    spec_indices: bool = False, num_accepted=None,
 ) -> KDAShapes:
     """Check every argument of a KDA call and return its sizes; raises ValueError/TypeError.
+
+    ``spec_indices``: the pool indices may be ``[N, T_max]`` (speculative verification, decode),
+    with ``num_accepted`` (``num_accepted_tokens``, ``[N]``) optional beside them.
 
     Metadata-only outcomes are memoized (see ``_validated``); calls on CPU tensors, in debug
     mode or under ``torch.compile`` tracing are always checked in full.
@@ -81,13 +86,14 @@ def check_kda_args(
         and not torch.compiler.is_compiling()
     if cacheable:
         key = meta_key(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
-                       state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens)
+                       state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens,
+                       spec_indices, num_accepted)
         hit = _validated.get(key)
         if hit is not None:
             return hit
     shapes = _check_kda_args(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias,
                              lower_bound, state_v_first, cu_seqlens, indices, indices_name, pool_dtypes,
-                             allow_padded_tokens)
+                             allow_padded_tokens, spec_indices, num_accepted)
     if cacheable:
         _validated[key] = shapes
         if len(_validated) > _CACHE_SIZE:
@@ -97,7 +103,7 @@ def check_kda_args(
 
 def _check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
-    state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens,
+    state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens, spec_indices, num_accepted,
 ) -> KDAShapes:
     check_tensor("q", q, ndim=4, dtypes=FLOAT_DTYPES, last_dim_contiguous=True)
     device = q.device
@@ -138,6 +144,10 @@ def _check_kda_args(
         N = B
 
     pool = indices is not None
+    if num_accepted is not None and not (pool and isinstance(indices, torch.Tensor) and indices.dim() == 2):
+        got = "no indices" if indices is None else list(getattr(indices, "shape", ()))
+        raise ValueError(f"num_accepted_tokens: needs {indices_name} of shape [N, T_max] (speculative "
+                         f"verification), got {got}")
     if pool:
         if initial_state is None:
             raise ValueError(f"initial_state: {indices_name} given, so a state pool [slots, HV, *, *] is expected, got None")
@@ -146,12 +156,38 @@ def _check_kda_args(
         if tuple(initial_state.shape[1:]) != want:
             layout = "[slots, HV, V, K]" if state_v_first else "[slots, HV, K, V]"
             raise ValueError(f"initial_state: expected a pool {layout} = [*, {', '.join(map(str, want))}], got {list(initial_state.shape)}")
-        check_indices(indices_name, indices, N, initial_state.shape[0], device)
+        check_indices(indices_name, indices, N, initial_state.shape[0], device, allow_2d=spec_indices)
         if reads_values(indices):
             real = indices[indices >= 0]
             if real.numel() != real.unique().numel():
                 raise ValueError(f"{indices_name}: expected distinct slots for distinct sequences (-1 may repeat), got duplicates")
+        if indices.dim() == 2:
+            _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, device)
     elif initial_state is not None:
         want = (N, HV, V, K) if state_v_first else (N, HV, K, V)
         check_tensor("initial_state", initial_state, shape=want, dtypes=STATE_DTYPES, device=device)
     return KDAShapes(B, T, H, HV, K, V, N, scale, gate, lb, pool)
+
+
+def _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, device):
+    """``[N, T_max]`` indices: every sequence has at most ``T_max`` tokens, and ``num_accepted``
+    (``[N]``, optional) lies in ``[1, T_max]`` (values read on CPU and in debug mode)."""
+    t_max = indices.shape[1]
+    if num_accepted is not None:
+        check_tensor("num_accepted_tokens", num_accepted, shape=(N,), dtypes=INDEX_DTYPES, device=device)
+    if not reads_values(indices):
+        return
+    if cu_seqlens is None:
+        longest = T if N else 0
+    else:
+        bounds = cu_seqlens.detach().cpu().to(torch.int64)
+        longest = int((bounds[1:] - bounds[:-1]).max()) if N else 0
+    if longest > t_max:
+        raise ValueError(f"{indices_name}: expected at least as many columns as the longest sequence has tokens "
+                         f"({longest}), got shape {list(indices.shape)}")
+    if num_accepted is not None and N:
+        acc = num_accepted.detach().cpu()
+        lo, hi = int(acc.min()), int(acc.max())
+        if lo < 1 or hi > t_max:
+            raise ValueError(f"num_accepted_tokens: expected values in [1, {t_max}] (columns of {indices_name}), "
+                             f"got range [{lo}, {hi}]")

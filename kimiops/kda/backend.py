@@ -91,17 +91,20 @@ class KDABackend:
         if tuple(ssm_states.shape[1:]) != want:
             raise ValueError(f"ssm_states: expected [slots, {want[0]}, {want[1]}, {want[2]}] (V-first), got {list(ssm_states.shape)}")
 
-    def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound):
+    def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound,
+              num_accepted=None):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
         res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
-                              lower_bound, True, cu_seqlens, cache_indices, self.backend, padded)
+                              lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
+                              num_accepted=num_accepted)
         if res is not None:
             return res
         op = prefill_op if kind is PREFILL else decode_op
         return call_kda(
             kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias, lower_bound,
             True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded, eager_key=key,
+            num_accepted=num_accepted,
         )
 
     def extend(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
@@ -118,22 +121,29 @@ class KDABackend:
         return o.squeeze(0) if squeeze else o
 
     def decode(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc=None,
-               A_log=None, dt_bias=None, lower_bound=None) -> torch.Tensor:
+               A_log=None, dt_bias=None, lower_bound=None, num_accepted_tokens=None) -> torch.Tensor:
         """One token per request (or ``query_start_loc`` tokens: speculative verification).
 
         Padded requests (``cache_indices == -1``) get zero output and leave the pool untouched.
+        With ``query_start_loc``, ``cache_indices`` may be ``[N, T_max]`` with
+        ``num_accepted_tokens`` ``[N]`` (vLLM's speculative verification, see
+        :func:`kimiops.fused_recurrent_kda`): request n starts from slot
+        ``cache_indices[n, num_accepted_tokens[n] - 1]`` and leaves the state after its token t in
+        slot ``cache_indices[n, t]``.
         """
         q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
         self._check_pool(ssm_states)
-        check_tensor("cache_indices", cache_indices, ndim=1)
+        check_tensor("cache_indices", cache_indices, ndim=1 if query_start_loc is None else (1, 2))
         if query_start_loc is None:
             # one token per request: batch mode [N, 1, ...], no cu_seqlens needed
             N = cache_indices.shape[0]
             if q.shape[1] < N:
                 raise ValueError(f"q: expected at least one token per request ({N}), got {q.shape[1]} rows")
             q, k, v, g, beta = (x[0, :N].unsqueeze(1) for x in (q, k, v, g, beta))
-            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound)
+            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound,
+                              num_accepted_tokens)
             o = o.squeeze(1).unsqueeze(0)
         else:
-            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias, lower_bound)
+            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
+                              lower_bound, num_accepted_tokens)
         return o.squeeze(0) if squeeze else o

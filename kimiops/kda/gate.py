@@ -7,7 +7,9 @@ next to each other, so the two cannot drift apart.
 - lower-bound gate (Kimi-K3):   ``g = lower_bound * sigmoid(exp(A_log[h]) * (g_raw + dt_bias[h, :]))``,
   and with ``A_log = None``:     ``g = lower_bound * sigmoid(g_raw + dt_bias[h, :])``
 - ``l2norm(x) = x * rsqrt(sum(x^2) + 1e-6)`` over the last dimension
-- ``beta = sigmoid(b_raw)`` when the caller passes logits
+- ``beta = sigmoid(b_raw)`` when the caller passes logits, ``2 * sigmoid(b_raw)`` with FLA's
+  ``allow_neg_eigval`` (beta in (0, 2): the transition ``I - beta k k^T`` may then have a negative
+  eigenvalue)
 
 softplus uses the threshold 20 (``x > 20 -> x``), as ``torch.nn.functional.softplus`` does.
 """
@@ -33,6 +35,12 @@ def l2norm(x: torch.Tensor, eps: float = L2NORM_EPS) -> torch.Tensor:
 
 def softplus(x: torch.Tensor) -> torch.Tensor:
     return torch.where(x > SOFTPLUS_THRESHOLD, x, torch.log1p(torch.exp(torch.clamp(x, max=SOFTPLUS_THRESHOLD))))
+
+
+def beta_from_logits(b: torch.Tensor, allow_neg_eigval: bool = False) -> torch.Tensor:
+    """``sigmoid(b)``, or ``2 * sigmoid(b)`` with ``allow_neg_eigval``, in b's dtype."""
+    beta = torch.sigmoid(b)
+    return 2 * beta if allow_neg_eigval else beta
 
 
 def kda_gate(
@@ -106,6 +114,15 @@ def softplus_tl(x):
 @triton.jit
 def sigmoid_tl(x):
     return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def beta_from_logits_tl(x, NEG_EIGVAL: tl.constexpr):
+    """fp32 ``sigmoid(x)``, or ``2 * sigmoid(x)`` with ``NEG_EIGVAL`` (matches ``beta_from_logits``)."""
+    beta = sigmoid_tl(x)
+    if NEG_EIGVAL:
+        beta = 2.0 * beta
+    return beta
 
 
 @triton.jit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from kimiops.kda.fla_options import check_prefill_options
 from kimiops.kda.runner import PREFILL, call_kda, eager_call, register_kda_op
 
 _op = register_kda_op(PREFILL)
@@ -28,6 +29,15 @@ def chunk_kda(
     cu_seqlens: torch.Tensor | None = None,
     *,
     initial_state_indices: torch.Tensor | None = None,
+    allow_neg_eigval: bool = False,
+    safe_gate: bool = False,
+    chunk_size: int | None = None,
+    cu_seqlens_cpu: torch.Tensor | None = None,
+    use_graph: bool = False,
+    max_num_seqs: int | None = None,
+    disable_recompute: bool = False,
+    return_intermediate_states: bool = False,
+    cp_context: object = None,
     backend: str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Chunked KDA prefill (DESIGN.md section 1), FLA-compatible.
@@ -51,20 +61,36 @@ def chunk_kda(
         cu_seqlens: ``[N + 1]`` int32/int64 cumulative lengths with ``B == 1`` (varlen).
         initial_state_indices: int32 ``[N]`` pool slots; -1 starts from zeros and writes nothing;
             no other slot is touched.
+        allow_neg_eigval, safe_gate, chunk_size, cu_seqlens_cpu, use_graph, max_num_seqs,
+            disable_recompute, return_intermediate_states, cp_context: flash-linear-attention's
+            keywords, accepted so its calls run unchanged; only ``allow_neg_eigval`` (beta =
+            2 sigmoid(logits), needs ``use_beta_sigmoid_in_kernel``) changes the result. What each
+            does here: ``kimiops.kda.fla_options``.
         backend: ``None``/``"auto"``, ``"triton"`` or ``"torch"`` (env ``KIMIOPS_BACKEND``).
     Returns:
         ``o [B, T, HV, V]`` in v's dtype and the final state (or ``None``).
     """
+    if (allow_neg_eigval is not False or safe_gate is not False or chunk_size is not None or cu_seqlens_cpu is not None
+            or use_graph is not False or max_num_seqs is not None or disable_recompute is not False
+            or return_intermediate_states is not False or cp_context is not None):  # off the common path
+        check_prefill_options(
+            allow_neg_eigval=allow_neg_eigval, use_beta_sigmoid_in_kernel=use_beta_sigmoid_in_kernel,
+            safe_gate=safe_gate, use_gate_in_kernel=use_gate_in_kernel, lower_bound=lower_bound,
+            chunk_size=chunk_size, cu_seqlens=cu_seqlens, cu_seqlens_cpu=cu_seqlens_cpu, use_graph=use_graph,
+            max_num_seqs=max_num_seqs, disable_recompute=disable_recompute,
+            return_intermediate_states=return_intermediate_states, cp_context=cp_context,
+        )
     # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``)
     res, key = eager_call(
         PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-        initial_state_indices, backend,
+        initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval,
     )
     if res is not None:
         return res
     return call_kda(
         PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-        initial_state_indices, backend, eager_key=key,
+        initial_state_indices, backend, eager_key=key, allow_neg_eigval=allow_neg_eigval,
     )
+

@@ -69,10 +69,17 @@ def naive_recurrent_kda(
     output_final_state: bool = False,
     cu_seqlens: torch.Tensor | None = None,
     state_v_first: bool = False,
+    token_states: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Token-by-token recurrence: ``S = diag(e^g) S; S += beta k (v - S^T k)^T; o = S^T (scale q)``."""
+    """Token-by-token recurrence: ``S = diag(e^g) S; S += beta k (v - S^T k)^T; o = S^T (scale q)``.
+
+    ``token_states``: also return, as a third result, the state after every token row
+    ``[B, T, HV, K, V]`` (``[B, T, HV, V, K]`` with ``state_v_first``; zeros on rows of no sequence).
+    """
     q, k, v, g, beta, h0, seqs, scale = _prepare(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
     o = torch.zeros_like(v)
+    B, T, HV, K = k.shape
+    after = o.new_zeros(B, T, HV, K, v.shape[-1]) if token_states else None
     states = []
     for n, (b, start, end) in enumerate(seqs):
         S = h0[n].clone()  # [HV, K, V]
@@ -82,8 +89,13 @@ def naive_recurrent_kda(
             err = v[b, t] - torch.einsum("hk,hkv->hv", kt, S)
             S = S + beta[b, t][:, None, None] * kt.unsqueeze(-1) * err.unsqueeze(-2)
             o[b, t] = torch.einsum("hk,hkv->hv", q[b, t] * scale, S)
+            if token_states:
+                after[b, t] = S
         states.append(S)
-    return _finish(o, states, output_final_state, state_v_first)
+    o, ht = _finish(o, states, output_final_state, state_v_first)
+    if not token_states:
+        return o, ht
+    return o, ht, (after.transpose(-1, -2).contiguous() if state_v_first else after)
 
 
 def intra_chunk_scores(

@@ -48,21 +48,23 @@ def _launcher(kind: KDAKind):
 def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
-    allow_padded_tokens=False, bind=None,
+    allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, bind=None,
 ):
     """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
-    ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only)."""
+    ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only).
+    ``num_accepted``: ``num_accepted_tokens`` of speculative verification (decode only)."""
     state = pool if pool is not None else initial_state
     shapes = check_kda_args(
         q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-        indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens,
+        indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens, spec_indices=not kind.chunked,
+        num_accepted=num_accepted,
     )
     if backend == "torch":
         return kda_torch(
             q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
             output_final_state=output_final_state, state_v_first=state_v_first, cu_seqlens=cu_seqlens,
             use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid, A_log=A_log, dt_bias=dt_bias,
-            skip_padded=kind.skip_padded,
+            skip_padded=kind.skip_padded, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
         )
     if shapes.pool:
         h0, ht, h0_idx, ht_idx = pool, pool, indices, indices
@@ -73,11 +75,13 @@ def run_kda(
         )
         h0, h0_idx, ht_idx = initial_state, None, None
     launch = _launcher(kind)
-    extra = {"skip_padded": kind.skip_padded, "bind": bind} if not kind.chunked else {}
-    if kind.chunked:  # the chunk kernels index dense [B, T, heads, dim] rows
+    extra = {"allow_neg_eigval": allow_neg_eigval}
+    if not kind.chunked:
+        extra.update(skip_padded=kind.skip_padded, bind=bind, num_accepted=num_accepted)
+    else:  # the chunk kernels index dense [B, T, heads, dim] rows
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
         if bind is not None and all(x is y for x, y in zip(dense, (q, k, v, g, beta))):
-            extra = {"bind": bind}  # a bound call repeats launches on the caller's own tensors
+            extra["bind"] = bind  # a bound call repeats launches on the caller's own tensors
         q, k, v, g, beta = dense
     # The recurrent kernel takes every stride as given: no copies, and a bound launch (``bind``)
     # keeps the strides of exactly the tensors that later calls with this signature pass.
@@ -104,17 +108,19 @@ def register_kda_op(kind: KDAKind):
         cu_seqlens: torch.Tensor | None, A_log: torch.Tensor | None, dt_bias: torch.Tensor | None,
         scale: float | None, lower_bound: float | None, output_final_state: bool, use_qk_l2norm: bool,
         use_gate: bool, use_beta_sigmoid: bool, state_v_first: bool, backend: str, allow_padded_tokens: bool,
+        allow_neg_eigval: bool, num_accepted: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         o, ht = run_kda(
             kind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
             output_final_state and pool is None, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
-            allow_padded_tokens,
+            allow_padded_tokens, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
         )
         return o, (ht if ht is not None else o.new_empty(0, dtype=torch.float32))
 
     @op.register_fake
     def _(q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
-          output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens):
+          output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens,
+          allow_neg_eigval, num_accepted):
         o = torch.empty_like(v)
         if not output_final_state or pool is not None:
             return o, v.new_empty(0, dtype=torch.float32)
@@ -158,7 +164,7 @@ _eager: OrderedDict = OrderedDict()
 _seen: OrderedDict = OrderedDict()
 # stand-ins for absent optional tensors in a guard (absence is in the scalar key); one per position,
 # since the guard never matches a call that passes one tensor object twice
-_ABSENT = tuple(torch.empty(0) for _ in range(5))
+_ABSENT = tuple(torch.empty(0) for _ in range(6))
 
 try:
     from torch._C._dynamo.guards import TensorGuards as _TensorGuards
@@ -177,9 +183,11 @@ class _EagerCall:
         self.guard, self.launch, self.pool = guard, launch, pool
         self.ht_shape, self.output_final_state = ht_shape, output_final_state
 
-    def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias):
+    def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None):
         if self.pool:
-            o = self.launch(q, k, v, g, beta, initial_state, indices, initial_state, indices, cu_seqlens, A_log, dt_bias)
+            more = () if num_accepted is None else (num_accepted,)  # decode's speculative verification
+            o = self.launch(q, k, v, g, beta, initial_state, indices, initial_state, indices, cu_seqlens, A_log, dt_bias,
+                            *more)
             return None if o is None else (o, initial_state if self.output_final_state else None)
         ht = torch.empty(self.ht_shape, dtype=torch.float32, device=q.device) if self.ht_shape else None
         o = self.launch(q, k, v, g, beta, initial_state, None, ht, None, cu_seqlens, A_log, dt_bias)
@@ -187,24 +195,25 @@ class _EagerCall:
 
 
 def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, A_log,
-                  dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend, allow_padded_tokens) -> tuple:
+                  dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend, allow_padded_tokens,
+                  allow_neg_eigval=False, num_accepted=None) -> tuple:
     """The scalar part of a call's signature (see ``_eager``); raises ``AttributeError`` for
     a non-tensor ``initial_state`` (the full path then raises its clear error)."""
     return (
         kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
-        use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens,
+        use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens, allow_neg_eigval,
         None if initial_state is None else initial_state.data_ptr() % 16 == 0,
-        indices is None, cu_seqlens is None, A_log is None, dt_bias is None,
+        indices is None, cu_seqlens is None, A_log is None, dt_bias is None, num_accepted is None,
     )
 
 
-def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias) -> tuple:
+def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None) -> tuple:
     """The tensors of a call in guard order, ``_ABSENT`` for absent optional ones."""
     absent = _ABSENT
     return (q, k, v, g, beta,
             absent[0] if initial_state is None else initial_state, absent[1] if indices is None else indices,
             absent[2] if cu_seqlens is None else cu_seqlens, absent[3] if A_log is None else A_log,
-            absent[4] if dt_bias is None else dt_bias)
+            absent[4] if dt_bias is None else dt_bias, absent[5] if num_accepted is None else num_accepted)
 
 
 def tensor_guard(tensors):
@@ -233,7 +242,7 @@ def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens,
 
 def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-               allow_padded_tokens=False):
+               allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None):
     """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager``
     (launched here), else ``(None, key)`` with the key for ``call_kda``'s ``eager_key`` (``None``
     where the shortcut does not apply: CPU tensors, debug mode, ``torch.compile`` tracing,
@@ -243,17 +252,17 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
     try:
         scalars = eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices,
-                                backend, allow_padded_tokens)
+                                backend, allow_padded_tokens, allow_neg_eigval, num_accepted)
         if kind.chunked:
             scalars += prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
         entries = _eager.get(scalars)
     except (AttributeError, TypeError):  # a non-tensor state, an unhashable scalar: the full path raises
         return None, None
-    tensors = eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+    tensors = eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
     if entries:
         for entry in entries:
             if entry.guard.check(*tensors):
-                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
                 # None: the bound launch declined (device switched, launch hook): the full path runs
                 # and leaves the entry as it is
                 return (res, None) if res is not None else (None, None)
@@ -306,7 +315,7 @@ def forget_eager() -> None:
 
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-             allow_padded_tokens=False, eager_key=None):
+             allow_padded_tokens=False, eager_key=None, allow_neg_eigval=False, num_accepted=None):
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
@@ -322,7 +331,7 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     args = (
         q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
-        bool(state_v_first), chosen, bool(allow_padded_tokens),
+        bool(state_v_first), chosen, bool(allow_padded_tokens), bool(allow_neg_eigval), num_accepted,
     )
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None

@@ -10,18 +10,19 @@ from __future__ import annotations
 import torch
 
 from kimiops.kda.args import GATE_NONE, KDAShapes
-from kimiops.kda.gate import kda_gate, l2norm
+from kimiops.kda.gate import beta_from_logits, kda_gate, l2norm
 from kimiops.kda.reference import naive_chunk_kda, naive_recurrent_kda
 
 
-def preprocess(q, k, g, beta, shapes: KDAShapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias):
+def preprocess(q, k, g, beta, shapes: KDAShapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias,
+               allow_neg_eigval=False):
     """fp32 (fp64 stays fp64) q, k, g, beta after the optional L2 norm, gate and sigmoid."""
     dt = torch.float64 if q.dtype == torch.float64 else torch.float32
     q, k, beta = q.to(dt), k.to(dt), beta.to(dt)
     if use_qk_l2norm:
         q, k = l2norm(q), l2norm(k)
     if use_beta_sigmoid:
-        beta = torch.sigmoid(beta)
+        beta = beta_from_logits(beta, allow_neg_eigval)
     if shapes.gate == GATE_NONE:
         g = g.to(dt)
     else:
@@ -40,31 +41,65 @@ def sequence_of_token(shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
 def kda_torch(
     q, k, v, g, beta, shapes: KDAShapes, *, chunked: bool, initial_state, indices, output_final_state,
     state_v_first, cu_seqlens, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias, skip_padded: bool,
+    allow_neg_eigval=False, num_accepted=None,
 ):
     """Run one KDA call in torch. Returns ``(o, final_state or None)``; pools are updated in place.
 
     ``skip_padded``: sequences whose pool index is -1 produce zero output (decode semantics);
     otherwise they start from a zero state and write nothing (prefill semantics).
+    Indices ``[N, T_max]`` (decode, speculative verification): sequence n starts from slot
+    ``indices[n, num_accepted[n] - 1]`` (column 0 without ``num_accepted``) and the state after its
+    token t goes to slot ``indices[n, t]`` (none where it is -1).
     """
-    qf, kf, gf, bf = preprocess(q, k, g, beta, shapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias)
+    qf, kf, gf, bf = preprocess(q, k, g, beta, shapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias,
+                                allow_neg_eigval)
     vf = v.to(qf.dtype)
     h0 = initial_state
+    spec = shapes.pool and indices.dim() == 2
     if shapes.pool:
         idx = indices.to(torch.int64)
-        valid = idx >= 0
-        gathered = initial_state[idx.clamp(min=0)].to(qf.dtype)
+        start = idx
+        if spec:
+            col = torch.zeros_like(idx[:, 0]) if num_accepted is None else num_accepted.to(torch.int64) - 1
+            start = idx.gather(1, col[:, None])[:, 0]
+        valid = start >= 0
+        gathered = initial_state[start.clamp(min=0)].to(qf.dtype)
         h0 = torch.where(valid[:, None, None, None], gathered, torch.zeros_like(gathered))  # poison-safe
     oracle = naive_chunk_kda if chunked else naive_recurrent_kda
-    o, ht = oracle(
+    extra = {"token_states": True} if spec else {}
+    res = oracle(
         qf, kf, vf, gf, bf, scale=shapes.scale, initial_state=h0,
         output_final_state=output_final_state or shapes.pool, cu_seqlens=cu_seqlens, state_v_first=state_v_first,
+        **extra,
     )
+    o, ht = res[0], res[1]
     if shapes.pool:
+        seq = sequence_of_token(shapes, cu_seqlens, q.device)
         if skip_padded:
-            seq = sequence_of_token(shapes, cu_seqlens, q.device)
             o = torch.where(valid[seq][..., None, None], o, torch.zeros_like(o))
-        initial_state[idx[valid]] = ht[valid].to(initial_state.dtype)
+        if spec:
+            _store_token_states(initial_state, idx, valid, seq, res[2], shapes, cu_seqlens)
+        else:
+            initial_state[idx[valid]] = ht[valid].to(initial_state.dtype)
         ht = initial_state if output_final_state else None
     elif ht is not None:
         ht = ht.to(torch.float32)
     return o.to(v.dtype), ht
+
+
+def _store_token_states(pool, idx, valid, seq, after, shapes: KDAShapes, cu_seqlens):
+    """Speculative pools: the state after token row r of sequence n (``after [B, T, ...]``) goes
+    to slot ``idx[n, r - start of n]`` where that index is >= 0 and n is not padding."""
+    if shapes.N == 0 or shapes.T == 0:
+        return
+    rows = torch.arange(shapes.T, device=idx.device).expand(shapes.B, shapes.T)
+    if cu_seqlens is None:
+        live = torch.ones_like(rows, dtype=torch.bool)
+        pos = rows
+    else:
+        live = rows < cu_seqlens[-1].to(torch.int64)  # rows past the last sequence: padding
+        pos = rows - cu_seqlens.to(torch.int64)[seq.clamp(max=shapes.N - 1)]
+    n = seq.clamp(0, shapes.N - 1)
+    slot = idx[n, pos.clamp(0, idx.shape[1] - 1)]
+    keep = live & valid[n] & (slot >= 0) & (pos < idx.shape[1])
+    pool[slot[keep]] = after[keep].to(pool.dtype)

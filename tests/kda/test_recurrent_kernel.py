@@ -495,14 +495,17 @@ def test_bound_launch_passes_addresses_in_kernel_order(cuda_queries):
         torch.arange(3, dtype=torch.int32)
     A_log, dt_bias = torch.zeros(3), torch.zeros(24)
     raw = types.SimpleNamespace(entry=lambda *a: calls.append(a), head=("fn", "meta"))  # a RawLaunch's call layout
+    acc = torch.ones(2, dtype=torch.int32)
     for gate in (True, False):
-        bound = rec.BoundLaunch(raw, 48, (0.5, "tail"), 0, gate, True, True)
-        o = bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias)
-        assert o.shape == v.shape and o.dtype == v.dtype and o.is_contiguous()
-        want = (48, 1, 1, 77, "fn", "meta", q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(),
-                o.data_ptr(), pool.data_ptr(), pool.data_ptr(), idx.data_ptr(), idx.data_ptr(), cu.data_ptr(),
-                A_log.data_ptr() if gate else None, dt_bias.data_ptr() if gate else None, 0.5, "tail")
-        assert calls[-1] == want
+        for num_acc in (None, acc):
+            bound = rec.BoundLaunch(raw, 48, (0.5, "tail"), 0, gate, True, True)
+            o = bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias, num_acc)
+            assert o.shape == v.shape and o.dtype == v.dtype and o.is_contiguous()
+            want = (48, 1, 1, 77, "fn", "meta", q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(),
+                    beta.data_ptr(), o.data_ptr(), pool.data_ptr(), pool.data_ptr(), idx.data_ptr(), idx.data_ptr(),
+                    cu.data_ptr(), A_log.data_ptr() if gate else None, dt_bias.data_ptr() if gate else None,
+                    None if num_acc is None else num_acc.data_ptr(), 0.5, "tail")
+            assert calls[-1] == want
     cuda_queries.device = 1  # another current device
     assert bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias) is None
 

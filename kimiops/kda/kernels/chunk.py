@@ -220,6 +220,7 @@ def chunk_kda_fwd(
     state_config: dict | None = None,
     pipeline_config: dict | None = None,
     bind: list | None = None,
+    allow_neg_eigval: bool = False,
 ) -> torch.Tensor:
     """Chunked KDA forward on the Triton pipeline (inputs already validated by the caller).
 
@@ -231,7 +232,8 @@ def chunk_kda_fwd(
         h0, h0_indices, ht, ht_indices: fp32 states ``[S, HV, K, V]`` (``[S, HV, V, K]`` with
             ``state_v_first``) and optional int32/int64 ``[N]`` slot indices (-1: zeros / no
             write). ``ht`` may be ``h0``.
-        use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing.
+        use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing; ``allow_neg_eigval``: beta is
+            ``2 sigmoid`` of the logits (needs ``use_beta_sigmoid``).
         gate: ``"none"`` (g is a log decay), ``"softplus"`` or ``"lower_bound"``.
         A_log: ``[HV]`` fp32 (softplus: required); dt_bias: ``[HV*K]``; lower_bound: float.
         out: optional preallocated ``[B, T, HV, V]`` output in v's dtype.
@@ -246,7 +248,7 @@ def chunk_kda_fwd(
                  ht_indices=ht_indices, state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm,
                  use_beta_sigmoid=use_beta_sigmoid, gate=gate, A_log=A_log, dt_bias=dt_bias,
                  lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config,
-                 pipeline_config=pipeline_config)
+                 pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval)
     if plan["N"] > 0:
         if bind is None or out is not None:
             _launch(plan)
@@ -329,8 +331,10 @@ class BoundPrefill:
 
 def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
           use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, out, intra_config, state_config,
-          pipeline_config=None):
+          pipeline_config=None, allow_neg_eigval=False):
     """Shapes, configs, output and scratch buffers of one call (host-only work, no device sync)."""
+    if allow_neg_eigval and not use_beta_sigmoid:
+        raise ValueError("allow_neg_eigval: needs use_beta_sigmoid (beta = 2 * sigmoid of the logits)")
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     C = CHUNK_SIZE
@@ -354,7 +358,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
                 ic=ic, sc=sc, is_varlen=is_varlen, scale=float(scale), cu=cu_seqlens if is_varlen else q,
                 h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=bool(state_v_first),
-                use_qk_l2norm=bool(use_qk_l2norm), use_beta_sigmoid=bool(use_beta_sigmoid), gate=_GATES[gate],
+                use_qk_l2norm=bool(use_qk_l2norm), use_beta_sigmoid=bool(use_beta_sigmoid),
+                neg_eigval=bool(allow_neg_eigval), gate=_GATES[gate],
                 A_log=A_log, dt_bias=dt_bias,
                 lower_bound=float(lower_bound) if lower_bound is not None else 0.0)
     if N == 0:
@@ -506,7 +511,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         H=p["H"], HV=p["HV"], K=p["K"], C=p["C"], BC=SUB_CHUNK,
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
-        USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"],
+        USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"], NEG_EIGVAL=p["neg_eigval"],
         IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,

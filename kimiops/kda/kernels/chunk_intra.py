@@ -2,7 +2,8 @@
 
 What it computes (DESIGN.md section 1), for one chunk of C tokens (``CHUNK_SIZE`` in ``chunk.py``:
 32) of one sequence and one value head ``hv`` (q/k head ``h = hv // (HV // H)``), after the
-optional per-token preprocessing (gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L2 norm, ``beta = sigmoid(beta)``):
+optional per-token preprocessing (gate ``kda_gate_tl`` on ``g + dt_bias``, q/k L2 norm, ``beta = sigmoid(beta)``
+or ``2 sigmoid(beta)``, ``beta_from_logits_tl``):
 
     G        = cumsum(g) inside the chunk (per channel, <= 0, non-increasing)
     A_kk     = beta_i * sum_d k_id k_jd e^{G_id - G_jd}       (j <  i)
@@ -105,7 +106,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.gate import kda_gate_tl, l2_inv_norm_tl, sigmoid_tl
+from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
 from kimiops.kda.kernels.f16_split import f16_hi_lo
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
@@ -319,7 +320,7 @@ def chunk_intra_kernel(
     H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr,
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
-    USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
+    USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr, NEG_EIGVAL: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, STASH_G: tl.constexpr,
     ABL: tl.constexpr, PDL: tl.constexpr,
@@ -355,7 +356,7 @@ def chunk_intra_kernel(
     tok = (start + rows).to(tl.int64)
     b_beta = tl.load(beta + tok * HV + hv, mask=rmask, other=0.0).to(tl.float32)
     if USE_BETA_SIGMOID:
-        b_beta = tl.where(rmask, sigmoid_tl(b_beta), 0.0)
+        b_beta = tl.where(rmask, beta_from_logits_tl(b_beta, NEG_EIGVAL), 0.0)
     b_A = 1.0
     if HAS_A:
         b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))

@@ -8,7 +8,7 @@ What it computes (DESIGN.md section 1), per sequence ``n`` and value head ``hv``
     o_t = S^T (scale q_t)
 
 with the optional per-token preprocessing done in the kernel: q/k L2 norm (``l2norm_tl``, eps
-1e-6), ``beta = sigmoid(beta)`` (``sigmoid_tl``), and the gate ``kda_gate_tl`` (softplus or
+1e-6), ``beta = sigmoid(beta)`` or ``2 sigmoid(beta)`` (``beta_from_logits_tl``), and the gate ``kda_gate_tl`` (softplus or
 lower-bound) on ``g_raw + dt_bias[hv*K + k]`` with ``A = exp(A_log[hv])``.
 
 Grid: one dimension of ``NV * N * HV`` programs, ``NV = cdiv(V, BV)``. Program ``pid`` owns
@@ -27,6 +27,12 @@ rounded to bf16, round-to-nearest-even, on store); o is stored in o's dtype. The
 exponentials evaluated on gates are ``exp(g)`` with ``g <= 0`` (log decays; a softplus gate of
 ``|g|`` ~ 3e3 underflows to exactly 0, which is the right answer), plus the bounded ones inside
 ``gate.py`` (softplus clamps its argument at 20).
+
+Speculative verification (``SPEC``: indices ``[N, T_max]``, vLLM's convention): sequence n starts
+from slot ``idx[n, a_n - 1]`` (``a_n = num_accepted_tokens[n]``, or ``idx[n, 0]`` without it) and
+the state after its token t is stored to slot ``idx[n, t]`` (skipped where that index is -1), so
+the engine can resume from whichever draft token it accepts. The sequence is padding when its
+start slot is -1.
 
 Padding (pool index -1): with ``SKIP_PADDED`` (decode) the sequence reads and writes no state
 and its output rows are exactly zero (``tl.where``, so garbage or NaN padding inputs cannot leak);
@@ -88,7 +94,7 @@ import triton.language as tl
 import kimiops.launch as fast_launch
 from kimiops.arch import supports_pdl
 from kimiops.intmath import cdiv, next_power_of_2
-from kimiops.kda.gate import kda_gate_tl, l2norm_tl, sigmoid_tl
+from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2norm_tl
 from kimiops.launch import RawLaunch, compiled_kernel, no_launch_hooks
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
@@ -118,20 +124,20 @@ CONFIG_CANDIDATES = tuple(
 )
 
 _INT_ARGS = [
-    "N", "T",
+    "N", "T", "s_idx",
     "s_qb", "s_qt", "s_qh", "s_kb", "s_kt", "s_kh", "s_vb", "s_vt", "s_vh",
     "s_gb", "s_gt", "s_gh", "s_bb", "s_bt", "s_bh", "s_ob", "s_ot", "s_oh",
 ]
 # only the state tile loads/stores are bandwidth-critical; the other pointers carry no alignment
 # specialization (keeps the fast-launch key small; their rows are short and latency-bound)
-_UNALIGNED_PTRS = ["q", "k", "v", "g", "beta", "o", "h0_idx", "ht_idx", "cu_seqlens", "A_log", "dt_bias"]
+_UNALIGNED_PTRS = ["q", "k", "v", "g", "beta", "o", "h0_idx", "ht_idx", "cu_seqlens", "A_log", "dt_bias", "num_acc"]
 
 
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
 def _recurrent_kda_fwd_kernel(
-    q, k, v, g, beta, o, h0, ht, h0_idx, ht_idx, cu_seqlens, A_log, dt_bias,
+    q, k, v, g, beta, o, h0, ht, h0_idx, ht_idx, cu_seqlens, A_log, dt_bias, num_acc,
     scale: tl.float32, lower_bound: tl.float32,
-    N: tl.int64, T: tl.int64,
+    N: tl.int64, T: tl.int64, s_idx: tl.int64,
     s_qb: tl.int64, s_qt: tl.int64, s_qh: tl.int64,
     s_kb: tl.int64, s_kt: tl.int64, s_kh: tl.int64,
     s_vb: tl.int64, s_vt: tl.int64, s_vh: tl.int64,
@@ -147,6 +153,7 @@ def _recurrent_kda_fwd_kernel(
     USE_QK_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
+    NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -170,11 +177,18 @@ def _recurrent_kda_fwd_kernel(
         bos = T * 0
         eos = T
     i0 = n64
-    if HAS_H0_IDX:
-        i0 = tl.load(h0_idx + i_n).to(tl.int64)
-    i1 = n64
-    if HAS_HT_IDX:
-        i1 = tl.load(ht_idx + i_n).to(tl.int64)
+    if SPEC:  # start slot idx[n, a_n - 1]; the writes go to idx[n, t] in the token loop
+        first = n64 * 0
+        if HAS_NUM_ACC:
+            first = tl.load(num_acc + i_n).to(tl.int64) - 1
+        i0 = tl.load(h0_idx + n64 * s_idx + first).to(tl.int64)
+        i1 = i0
+    else:
+        if HAS_H0_IDX:
+            i0 = tl.load(h0_idx + i_n).to(tl.int64)
+        i1 = n64
+        if HAS_HT_IDX:
+            i1 = tl.load(ht_idx + i_n).to(tl.int64)
     read_ok = i0 >= 0
     write_ok = i1 >= 0
     live = read_ok & write_ok  # only meaningful with SKIP_PADDED: padding skips the sequence
@@ -266,7 +280,7 @@ def _recurrent_kda_fwd_kernel(
             b_g = kda_gate_tl(b_g, b_A, lower_bound, HAS_A, USE_LOWER_BOUND)
         b_decay = tl.exp(b_g)  # g <= 0
         if USE_BETA_SIGMOID:
-            b_beta = sigmoid_tl(b_beta)
+            b_beta = beta_from_logits_tl(b_beta, NEG_EIGVAL)
 
         # o is reduced with keep_dims and stored from that 2-D shape: its layout conversion for the
         # store is cheaper than from the 1-D slice (N = 1 3.10-3.15 vs 3.27-3.31 us, N = 8 8.06-8.15
@@ -284,6 +298,10 @@ def _recurrent_kda_fwd_kernel(
         if SKIP_PADDED:
             b_o = tl.where(live, b_o, 0.0)
         tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
+        if SPEC:  # the state after this token, for the engine to resume from if it accepts it
+            slot = tl.load(ht_idx + n64 * s_idx + (t - bos)).to(tl.int64)
+            p_st = ht + slot * ST_SLOT + i_hv * ST_HEAD + offs_h
+            tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (slot >= 0))
 
         c_q = n_q
         c_k = n_k
@@ -293,7 +311,7 @@ def _recurrent_kda_fwd_kernel(
         t += 1
 
     # ---- final state
-    if HAS_HT:
+    if HAS_HT and not SPEC:
         p_ht = ht + i1 * ST_SLOT + i_hv * ST_HEAD + offs_h
         if STREAM_HINTS:  # written once per call: streaming store
             tl.store(p_ht, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok, cache_modifier=".cs")
@@ -324,6 +342,7 @@ _launch_cache: dict = {}
 def recurrent_kda_fwd(
     q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, bind=None,
+    allow_neg_eigval=False, num_accepted=None,
 ) -> torch.Tensor:
     """Recurrent KDA forward over a state pool (decode, speculative verification, short prefill).
 
@@ -343,8 +362,14 @@ def recurrent_kda_fwd(
             ``h0[h0_indices[n]]`` (int32/int64 ``[N]``), or ``h0[n]`` without indices.
         ht: None or the final-state tensor, same layout rules (may be ``h0`` itself: in-place
             pool update). Sequence n writes ``ht[ht_indices[n]]`` (or ``ht[n]``).
+            Speculative verification: ``h0_indices`` two-dimensional ``[N, T_max]`` (stride 1
+            along T_max), then ``ht`` must be ``h0`` and ``ht_indices`` ``h0_indices``: sequence n
+            reads slot ``[n, num_accepted[n] - 1]`` (``[n, 0]`` without ``num_accepted``) and
+            writes the state after its token t to slot ``[n, t]`` (none where it is -1).
         state_v_first: state layout (see above).
-        use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing.
+        use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing; ``allow_neg_eigval``: beta is
+            ``2 sigmoid`` of the logits (needs ``use_beta_sigmoid``).
+        num_accepted: None or int32/int64 ``[N]`` (see above).
         gate: ``"none"``, ``"softplus"`` (A_log ``[HV]`` required, dt_bias ``[HV*K]`` optional) or
             ``"lower_bound"`` (``lower_bound`` float in [-5, 0), A_log / dt_bias optional).
         skip_padded: meaning of index -1 (in either index tensor). True: the sequence is skipped,
@@ -363,18 +388,21 @@ def recurrent_kda_fwd(
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind,
+        allow_neg_eigval, num_accepted,
     )
 
 
 def recurrent_kda_fwd_config(
     block_v, num_warps, q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
     use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, stream_hints=False,
+    allow_neg_eigval=False, num_accepted=None,
 ) -> torch.Tensor:
     """:func:`recurrent_kda_fwd` with an explicit ``(BV, num_warps, stream_hints)`` instead of the
     table (sweeps, tests)."""
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, block_v, num_warps, stream_hints,
+        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
     )
 
 
@@ -404,7 +432,8 @@ class BoundLaunch:
         self.gate, self.has_h0, self.has_ht = gate, has_h0, has_ht
         self.entry, self.head = raw.entry, raw.head  # the raw launch's call, made here without its frame
 
-    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
+    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias,
+                 num_accepted=None):
         if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
             return None
         o = _new_output(v)  # as _launch allocates it: same strides as the bound launch's
@@ -420,7 +449,7 @@ class BoundLaunch:
                    ht_indices.data_ptr() if self.has_ht and ht_indices is not None else None,
                    None if cu_seqlens is None else cu_seqlens.data_ptr(),
                    None if A_log is None else A_log.data_ptr(), None if dt_bias is None else dt_bias.data_ptr(),
-                   *self.tail)
+                   None if num_accepted is None else num_accepted.data_ptr(), *self.tail)
         return o
 
 
@@ -437,6 +466,7 @@ def _new_output(v):
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind=None,
+    allow_neg_eigval=False, num_accepted=None,
 ):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -464,6 +494,14 @@ def _launch(
     s0_slot, s0_head = _state_strides("h0", h0, state_v_first, K, V) if has_h0 else (0, 0)
     st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
+    spec = h0_indices is not None and h0_indices.dim() == 2
+    if spec and not (inplace and (h0_indices.stride(1) == 1 or h0_indices.shape[1] == 1)):
+        raise ValueError("h0_indices: two-dimensional indices (speculative verification) need ht is h0, "
+                         "ht_indices is h0_indices and stride 1 along tokens")
+    if num_accepted is not None and not spec:
+        raise ValueError("num_accepted: expected None unless the indices are two-dimensional [N, T_max]")
+    if allow_neg_eigval and not use_beta_sigmoid:
+        raise ValueError("allow_neg_eigval: needs use_beta_sigmoid (beta = 2 * sigmoid of the logits)")
     pdl = _PDL and supports_pdl(q.device)
 
     BK = next_power_of_2(K)
@@ -479,12 +517,12 @@ def _launch(
         bool(state_v_first), varlen, has_h0, h0_indices is not None, has_ht, ht_indices is not None,
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
-        BK == K, V % bv == 0, pdl, bool(hints),
+        BK == K, V % bv == 0, pdl, bool(hints), bool(allow_neg_eigval), spec, num_accepted is not None,
     )
     args = (
-        q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias,
+        q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted,
         float(scale), float(lower_bound) if use_lb else 0.0,
-        N, B * T if varlen else T,
+        N, B * T if varlen else T, h0_indices.stride(0) if spec else 0,
         sqb, qs[1], qs[2], skb, ks[1], ks[2], svb, vs[1], vs[2],
         sgb, gs[1], gs[2], sbb, bs[1], bs[2], sob, os_[1], os_[2],
         *cex,
@@ -503,17 +541,18 @@ def _launch(
             None if cu_seqlens is None else cu_seqlens.dtype,
             None if A_log is None else A_log.dtype,
             None if dt_bias is None else dt_bias.dtype,
+            None if num_accepted is None else num_accepted.dtype,
         )
         hit = _launch_cache.get(key)
         if hit is not None and no_launch_hooks():
             hit(grid0, 1, 1, torch._C._cuda_getCurrentRawStream(dev),
-                *(a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args[:13]), *args[13:])
+                *(a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args[:14]), *args[14:])
         else:
             ck = compiled_kernel(_recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl))
             if ck is not None and getattr(ck, "packed_metadata", None) is not None and ck.function is not None:
                 hit = _launch_cache[key] = RawLaunch(ck)
         if bind is not None and hit is not None and out is None:
-            bind.append(BoundLaunch(hit, grid0, args[13:], dev, use_gate, has_h0, has_ht))
+            bind.append(BoundLaunch(hit, grid0, args[14:], dev, use_gate, has_h0, has_ht))
         return o
 
     _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
