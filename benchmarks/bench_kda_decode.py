@@ -16,6 +16,13 @@ of the copy bandwidth measured first in the same process (bytes: state read + wr
 beta, o), and a sweep of every (BV, num_warps) candidate of the kernel (graph medians) with the
 winner. Before any timing, every candidate and FLA are checked against the fp64 oracle (N = 8).
 
+Speculative verification rows (``--spec-ns``, vLLM's call): ``SPEC_TOKENS`` tokens per request,
+``ssm_state_indices [N, SPEC_TOKENS]`` (distinct slots) and random ``num_accepted_tokens``; the
+state after every token is written to its slot. Ours (``kimiops.fused_recurrent_kda``) against
+FLA's ``fused_recurrent_kda_fwd`` with the same arguments, graph medians; % of copy bandwidth
+counts one state read and ``SPEC_TOKENS`` state writes per request. Checked first: ours against
+FLA and against our torch path (o and every written slot).
+
 Usage: ``python benchmarks/bench_kda_decode.py [--out benchmarks/results] [--ns 1 8 64]``.
 Runs in well under 90 s on an H200.
 """
@@ -47,6 +54,8 @@ H = HV = 32
 K = V = 128
 GRAPH_CALLS = 20
 NS = (1, 2, 8, 32, 64, 128, 256, 512)
+SPEC_NS = (1, 8, 64)
+SPEC_TOKENS = 4
 
 
 def fla_impl():
@@ -137,6 +146,52 @@ class Case:
         )
 
 
+class SpecCase(Case):
+    """Inputs of one speculative verification step: ``SPEC_TOKENS`` tokens per request."""
+
+    def __init__(self, N, pool, gen, dev="cuda"):
+        super().__init__(N * SPEC_TOKENS, pool, gen, dev)
+        self.N = N
+        self.cu = torch.arange(N + 1, dtype=torch.int32, device=dev) * SPEC_TOKENS
+        perm = torch.randperm(pool.shape[0], device=dev, generator=gen).to(torch.int32)
+        self.idx = perm[:N * SPEC_TOKENS].view(N, SPEC_TOKENS).contiguous()
+        self.acc = torch.randint(1, SPEC_TOKENS + 1, (N,), device=dev, generator=gen, dtype=torch.int32)
+
+    def ours(self, backend=None):
+        return lambda: kimiops.fused_recurrent_kda(
+            self.q, self.k, self.v, self.g, self.beta, initial_state=self.pool, ssm_state_indices=self.idx,
+            num_accepted_tokens=self.acc, cu_seqlens=self.cu, state_v_first=True, use_qk_l2norm_in_kernel=True,
+            use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=self.A_log, dt_bias=self.dt_bias,
+            backend=backend)[0]
+
+    def fla(self, fwd):
+        return lambda: fwd(
+            q=self.q, k=self.k, v=self.v, g=self.g, beta=self.beta, A_log=self.A_log, dt_bias=self.dt_bias,
+            scale=self.scale, initial_state=self.pool, inplace_final_state=True, state_v_first=True,
+            cu_seqlens=self.cu, ssm_state_indices=self.idx, num_accepted_tokens=self.acc,
+            use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+        )[0]
+
+    def nbytes(self):
+        N, T = self.N, SPEC_TOKENS
+        state = (1 + T) * N * HV * K * V * 4
+        inputs = 2 * (2 * N * T * H * K + N * T * HV * V + N * T * HV * K + N * T * HV + N * T * HV * V)
+        return state + inputs + 4 * (N * T + 2 * N + 1)
+
+
+def spec_compare(case, fns):
+    """Run each of ``fns`` from the same pool; o and the written slots of each against the first."""
+    slots = case.idx.flatten().long()
+    start = case.pool.clone()
+    outs = []
+    for fn in fns:
+        case.pool.copy_(start)
+        o = fn().float()
+        outs.append((o, case.pool[slots].clone()))
+    case.pool.copy_(start)
+    return [{"o": rel_err(o, outs[0][0]), "states": rel_err(st, outs[0][1])} for o, st in outs[1:]]
+
+
 def check(case, fn):
     """Run ``fn`` once on the case's slots, compare with the oracle, restore the slots."""
     idx = case.idx.long()
@@ -156,6 +211,7 @@ def main():
     ap.add_argument("--ns", type=int, nargs="*", default=list(NS))
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--spec-ns", type=int, nargs="*", default=list(SPEC_NS))
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_kda_decode: needs a CUDA GPU")
@@ -175,7 +231,7 @@ def main():
     print(f"{dev_name}  torch {torch.__version__}  triton {triton.__version__}  fla {res['versions']['fla']}")
     print(f"copy bandwidth (read+write, 1 GiB D2D): {bw / 1e12:.3f} TB/s")
 
-    slots = 2 * max(args.ns + [8])
+    slots = 2 * max(args.ns + [8] + [n * SPEC_TOKENS for n in args.spec_ns])
     pool = torch.randn(slots, HV, V, K, device="cuda", generator=gen) * 0.1
     fla_fwd, fla_err = (None, "disabled (--no-fla)") if args.no_fla else fla_impl()
 
@@ -260,6 +316,29 @@ def main():
               f"{f('fla_eager_us')} {f('fla_wall_us')} {f('fla_pct_bw', '6.1f')}")
         if "fla_error" in row:
             print("     FLA error:", row["fla_error"])
+    res["spec_rows"] = []
+    if args.spec_ns:
+        print(f"speculative verification, {SPEC_TOKENS} tokens per request, num_accepted_tokens random:")
+        print(f"{'N':>4} {'ours':>8} {'%bw':>6} | {'fla':>8} {'%bw':>6} {'speedup':>8}  check")
+    for N in args.spec_ns:
+        case = SpecCase(N, pool, gen)
+        row = {"N": N, "tokens_per_request": SPEC_TOKENS, "bytes": case.nbytes()}
+        fns = [case.ours(backend="torch"), case.ours()] + ([case.fla(fla_fwd)] if fla_fwd is not None else [])
+        errs = spec_compare(case, fns)
+        row["ours_vs_torch_path"] = errs[0]
+        if fla_fwd is not None:
+            row["fla_vs_torch_path"] = errs[1]
+        if not (errs[0]["o"] < 5e-3 and errs[0]["states"] < 5e-3):
+            res["FAILED"] = f"speculative check failed at N={N}: {errs[0]}"
+        row["ours_graph_us"] = graph_us([case.ours()] * GRAPH_CALLS)
+        row["ours_pct_bw"] = 100 * case.nbytes() / (row["ours_graph_us"] * 1e-6) / bw
+        if fla_fwd is not None:
+            row["fla_graph_us"] = graph_us([case.fla(fla_fwd)] * GRAPH_CALLS)
+            row["fla_pct_bw"] = 100 * case.nbytes() / (row["fla_graph_us"] * 1e-6) / bw
+        res["spec_rows"].append(row)
+        fl = (f"{row['fla_graph_us']:8.2f} {row['fla_pct_bw']:6.1f} {row['fla_graph_us'] / row['ours_graph_us']:7.2f}x"
+              if "fla_graph_us" in row else f"{'-':>8} {'-':>6} {'-':>8}")
+        print(f"{N:>4} {row['ours_graph_us']:8.2f} {row['ours_pct_bw']:6.1f} | {fl}  {json.dumps(errs)}")
     first = res["rows"][0] if res["rows"] else {}
     # host cost of the public API at N=1 next to the sandbox's floor for any launch
     case1 = Case(1, pool, gen)
