@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from kimiops.kda import workspace
-from kimiops.kda.gate import kda_gate, l2norm
+from kimiops.kda.gate import beta_from_logits, kda_gate, l2norm
 from kimiops.kda.kernels.chunk import _SCRATCH_KEYS, PIPELINE_CONFIG, _plan, chunk_kda_fwd, pipeline_parts
 from kimiops.kda.kernels.chunk_state import (
     STATE_CANDIDATES,
@@ -76,7 +76,7 @@ def with_slow_decay(inp, seed=0):
     return dict(inp, g=g.to(inp["g"].device, inp["g"].dtype), A_log=None, dt_bias=None, lower_bound=None)
 
 
-def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False, l2=True):
+def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False, l2=True, allow_neg_eigval=False):
     """fp64 naive recurrence on the preprocessed inputs (gate, l2norm, sigmoid applied in fp64)."""
     q, k, v, g, beta = (inp[n].double().cpu() for n in ("q", "k", "v", "g", "beta"))
     if gate != "none":
@@ -85,7 +85,7 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
                      inp["lower_bound"], output_dtype=torch.float64)
     if l2:
         q, k = l2norm(q), l2norm(k)
-    beta = torch.sigmoid(beta)
+    beta = beta_from_logits(beta, allow_neg_eigval)
     o, ht = naive_recurrent_kda(
         q, k, v, g, beta, scale=scale, initial_state=None if h0 is None else h0.double().cpu(),
         output_final_state=True, cu_seqlens=None if cu_seqlens is None else cu_seqlens.cpu(),
@@ -95,13 +95,14 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
 
 
 def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None, ht_indices=None,
-        state_v_first=False, l2=True, out=None, state_config=None, pipeline_config=None, intra_config=None):
+        state_v_first=False, l2=True, out=None, state_config=None, pipeline_config=None, intra_config=None,
+        allow_neg_eigval=False):
     return chunk_kda_fwd(
         inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=scale, cu_seqlens=cu_seqlens,
         h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=state_v_first,
         use_qk_l2norm=l2, use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
         lower_bound=inp["lower_bound"], out=out, state_config=state_config, pipeline_config=pipeline_config,
-        intra_config=intra_config,
+        intra_config=intra_config, allow_neg_eigval=allow_neg_eigval,
     )
 
 
@@ -623,6 +624,20 @@ def test_gpu_accuracy_acceptance(gate, mild):
     assert finite(o) and finite(ht)
     eo, es = rel_err(o, ro), rel_err(ht, rs)
     print(f"{gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
+    assert eo <= 3e-3 and es <= 2.5e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
+def test_gpu_accuracy_allow_neg_eigval(gate, mild):
+    """FLA's allow_neg_eigval (beta = 2 sigmoid, up to 2) at the acceptance shape and accuracy."""
+    inp = _gpu_inputs(gate, mild)
+    ht = torch.full((1, 4, 128, 128), POISON, device="cuda")
+    o = run(inp, gate=gate, scale=128**-0.5, ht=ht, allow_neg_eigval=True)
+    ro, rs = reference(inp, gate=gate, scale=128**-0.5, allow_neg_eigval=True)
+    assert finite(o) and finite(ht)
+    eo, es = rel_err(o, ro), rel_err(ht, rs)
+    print(f"allow_neg_eigval {gate} mild={mild}: rel o {eo:.2e}, rel state {es:.2e}")
     assert eo <= 3e-3 and es <= 2.5e-3
 
 

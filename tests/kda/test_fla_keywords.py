@@ -259,7 +259,7 @@ def test_gpu_speculative_bf16_serving_shapes(pool_dtype):
 
 
 @pytest.mark.gpu
-def test_gpu_speculative_in_a_cuda_graph_and_the_eager_shortcut(monkeypatch):
+def test_gpu_speculative_in_a_cuda_graph_and_the_eager_shortcut():
     """Captured once, replayed with new inputs, indices and accepted counts; and repeated eager
     calls (the shortcut's bound launch passes num_accepted_tokens): the bits of a fresh full-path call."""
     from kimiops.kda import runner
@@ -273,11 +273,10 @@ def test_gpu_speculative_in_a_cuda_graph_and_the_eager_shortcut(monkeypatch):
                  state_v_first=True)
 
     def call(c, pool, static=None):
-        s = static or {n: t for n, t in c["dev"].items()}
-        return kimiops.fused_recurrent_kda(**s, initial_state=pool, cu_seqlens=c["cu"].to(dev) if static is None else
-                                           static["_cu"], ssm_state_indices=c["idx"].to(dev) if static is None else
-                                           static["_idx"], num_accepted_tokens=c["acc"].to(dev) if static is None else
-                                           static["_acc"], **gate, **flags)[0]
+        """One call on case c's tensors, or on the static buffers ``(inputs, cu, idx, acc)``."""
+        inputs, cu, idx, acc = static or (c["dev"], c["cu"].to(dev), c["idx"].to(dev), c["acc"].to(dev))
+        return kimiops.fused_recurrent_kda(**inputs, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
+                                           num_accepted_tokens=acc, **gate, **flags)[0]
 
     def fresh(c):  # full path: nothing remembered
         runner.forget_eager()
@@ -292,17 +291,18 @@ def test_gpu_speculative_in_a_cuda_graph_and_the_eager_shortcut(monkeypatch):
         assert torch.equal(_bits(o), _bits(o_ref)) and torch.equal(_bits(pool), _bits(p_ref))
     assert runner._eager, "the eager shortcut recorded nothing"
     # CUDA graph: static buffers refilled per replay
-    static = {n: t.clone() for n, t in cases[0]["dev"].items()}
-    static.update(_cu=cases[0]["cu"].to(dev), _idx=cases[0]["idx"].to(dev), _acc=cases[0]["acc"].to(dev))
-    pool = cases[0]["pool"].clone().to(dev)
+    c0 = cases[0]
+    static = ({n: t.clone() for n, t in c0["dev"].items()}, c0["cu"].to(dev), c0["idx"].to(dev), c0["acc"].to(dev))
+    pool = c0["pool"].clone().to(dev)
     call(cases[0], pool, static)  # warm-up outside the capture
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         o_static = call(cases[0], pool, static)
     for c, (o_ref, p_ref) in zip(cases, refs):
         for n, t in c["dev"].items():
-            static[n].copy_(t)
-        static["_cu"].copy_(c["cu"]), static["_idx"].copy_(c["idx"]), static["_acc"].copy_(c["acc"])
+            static[0][n].copy_(t)
+        for buf, new in zip(static[1:], (c["cu"], c["idx"], c["acc"])):
+            buf.copy_(new)
         pool.copy_(c["pool"])
         graph.replay()
         torch.cuda.synchronize()
