@@ -307,3 +307,14 @@ def test_gpu_speculative_in_a_cuda_graph_and_the_eager_shortcut():
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(_bits(o_static), _bits(o_ref)) and torch.equal(_bits(pool), _bits(p_ref))
+
+
+def test_fla_positional_calls_fail_loudly():
+    """Past ``beta`` our positions follow the issue's signature, not FLA's: a positional call
+    written for FLA raises a TypeError that names the argument instead of running with its
+    values in the wrong places."""
+    x = make_kda_inputs(1, 4, 1, 16, 16)
+    with pytest.raises(TypeError, match="A_log"):  # FLA's 12th positional is allow_neg_eigval
+        kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, None, None, False, False, False, False, False)
+    with pytest.raises(TypeError, match="scale"):  # FLA's 6th positional is A_log
+        kimiops.fused_recurrent_kda(x.q, x.k, x.v, x.g, x.beta, torch.zeros(1))
