@@ -36,7 +36,7 @@ def main() -> None:
     for K in (128, 256):
         bj = cs.starts_map_columns(K)
         const = dict(HV=4, K=K, V=K, C=32, BV=stc["BV"], STATE_V_FIRST=True, HAS_H0=True, HAS_H0_IDX=True,
-                     IS_VARLEN=True, PREC=stc["prec"], BJ=bj, PDL=False)
+                     IS_VARLEN=True, PREC=stc["prec"], BJ=bj)
         k, regs = compile_sm90(cs.segment_starts_kernel, POINTERS, const,
                                dict(num_warps=stc["num_warps"], num_stages=stc["num_stages"]))
         print(f"segment_starts_kernel K {K} BJ {bj}: {regs}; shared {k.metadata.shared}; "

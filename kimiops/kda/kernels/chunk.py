@@ -152,7 +152,7 @@ ORDER_MAX_SEQS = 1024
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
                    "segments": 0, "segment_max_pairs": 16, "segment_budget": 128, "max_segments": 16,
-                   "segment_min_chunks": 16, "segment_min_per_seq": 4, "segment_pdl": True}
+                   "segment_min_chunks": 16, "segment_min_per_seq": 4}
 # Segments (twenty-second session): one sequence with few heads leaves most SMs idle in the state
 # stage, parts or not (H200, one prompt, 4 heads: B1 T8192 0.353 ms against FLA's 0.322,
 # logs_h200_20261201/r3_heads_4.log). The call's chunks are then cut into P segments of equal length
@@ -181,9 +181,11 @@ PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part
 # P = min(max_segments, segment_budget // heads, chunks // segment_min_chunks), and no segments
 # unless a sequence as long as the call's bound gets segment_min_per_seq. "segments" > 0 forces P
 # (benchmarks, tests). Not measured: 1-2 heads, batches of more than 4 sequences within 16 pairs.
-# segment_pdl (twenty-fourth session): the four launches of a segmented call (stage 1, map walk,
-# start states, output walk) chained by programmatic dependent launch where the family has it: each
-# lets the next be scheduled as its last programs start, and each waits for the one before it.
+# Measured and not kept (twenty-fourth session, commit f26f24c): the four launches of a segmented
+# call chained by programmatic dependent launch, each scheduled as the one before starts its last
+# programs. Slower at 4 heads (g, ms, chained / stream order: B1 T8192 0.165 / 0.160, B2 T8192
+# 0.253 / 0.237, B1 T32768 0.480 / 0.447), within 1% at 8 (B1 T8192 0.249 / 0.251, B2 T8192 0.410 /
+# 0.414; logs_h200_20261201c/r4_segment_pdl_heads_4.log, _8.log).
 # CUDA caps the grid's y and z extents at 65535: more sequences than this use the flat grid
 GRID_3D_MAX_SEQS = 65535
 
@@ -384,7 +386,6 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     if len(plan["parts"]) > 1:
         plan["carry"] = get_buffer("kda_carry", dev, torch.float32, HV, (K, V), N)
     plan["seg_len"], plan["seg_max"] = seg_len, seg_max
-    plan["seg_pdl"] = seg_max > 1 and bool(pc["segment_pdl"]) and supports_pdl(dev)
     if seg_max > 1:
         plan["seg_maps"] = get_buffer("kda_seg_maps", dev, torch.float32, HV, (K + V, K), N * (seg_max - 1))
         plan["seg_starts"] = get_buffer("kda_seg_starts", dev, torch.float32, HV, (V, K), N * seg_max)
@@ -460,7 +461,7 @@ def _launch(p):
     """Both stages, part by part (see the module docstring); no host synchronization."""
     parts = p["parts"]
     if len(parts) == 1:
-        _launch_intra(p, pdl=1 if p.get("seg_pdl") else 0)  # segments: the next launch may be scheduled early
+        _launch_intra(p)
         _launch_state(p)
         return
     dev = p["q"].device
@@ -600,9 +601,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
 def _launch_segments(p):
     """The state stage in segments of ``p["seg_len"]`` chunks (``chunk_state.py``, ``SEG``): maps
     and local states of all segments but each sequence's last, the chained start states, then every
-    segment with the output; returns the compiled output walk. With ``seg_pdl`` each launch is a
-    programmatic dependent of the one before (stage 1 included, see ``_launch``): it waits for it
-    before reading anything and lets the next be scheduled once its own programs all run."""
+    segment with the output; returns the compiled output walk."""
     sc = p["sc"]
     K, V, HV, N, seg_max = p["K"], p["V"], p["HV"], p["N"], p["seg_max"]
     BV = min(sc["BV"], V)
@@ -611,9 +610,7 @@ def _launch_segments(p):
     dummy = p["q"]
     maps, starts = p["seg_maps"], p["seg_starts"]
 
-    pdl = bool(p.get("seg_pdl"))
-    common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=pdl,
-                  launch_pdl=pdl)
+    common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)
     tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"], seg_max)
     launch(chunk_state_kernel, (HV, (K + V) // BV1, N * (seg_max - 1)),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
@@ -623,7 +620,7 @@ def _launch_segments(p):
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
            maps.stride(0), starts.stride(0), p["T"], p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
            STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
-           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=starts_map_columns(K), PDL=pdl, launch_pdl=pdl,
+           IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=starts_map_columns(K),
            num_warps=stc["num_warps"], num_stages=stc["num_stages"])
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
                   *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,

@@ -298,7 +298,7 @@ def _segments_of(n_chunks, seg_len):
 def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_starts, T, seg_len, seg_max,
                           HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
                           STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
-                          IS_VARLEN: tl.constexpr, PREC: tl.constexpr, BJ: tl.constexpr, PDL: tl.constexpr):
+                          IS_VARLEN: tl.constexpr, PREC: tl.constexpr, BJ: tl.constexpr):
     """Start states of a segmented walk (``chunk_state_kernel``'s ``SEG``) of sequence n, which has
     ``P_n = max(1, cdiv(chunks_n, seg_len))`` segments: ``S_0 = h0`` (zeros without it or for index
     -1), ``S_z = M_{z-1} S_{z-1} + L_{z-1}`` for z = 1 .. P_n - 1, from ``maps`` (fp32
@@ -307,11 +307,7 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_st
     ``n * seg_max + z``, z >= 1). Grid ``(HV, V // BV, N)``; sequential over z. Products with fp32
     accumulation at ``PREC`` (``SEGMENT_STARTS_CONFIG``). With ``BJ < K`` each step takes the map's
     columns ``BJ`` at a time (the whole map would not fit shared memory), stores the new state's
-    blocks and reads the state back whole after a CTA barrier. ``PDL``: launched as a programmatic
-    dependent of the map walk; lets the next kernel be scheduled, then waits for the map walk."""
-    if PDL:
-        tl.extra.cuda.gdc_launch_dependents()
-        tl.extra.cuda.gdc_wait()
+    blocks and reads the state back whole after a CTA barrier."""
     hv = tl.program_id(0)
     vb = tl.program_id(1)
     n = tl.program_id(2)
