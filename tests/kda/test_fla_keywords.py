@@ -318,3 +318,26 @@ def test_fla_positional_calls_fail_loudly():
         kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, None, None, False, False, False, False, False)
     with pytest.raises(TypeError, match="scale"):  # FLA's 6th positional is A_log
         kimiops.fused_recurrent_kda(x.q, x.k, x.v, x.g, x.beta, torch.zeros(1))
+
+
+def test_torch_compile_traces_speculative_calls():
+    """The custom op carries num_accepted_tokens and allow_neg_eigval: fullgraph tracing, the
+    pool's in-place update and the result as eager."""
+    gen = torch.Generator().manual_seed(13)
+    c = _spec_case(gen, lengths=[2, 3], t_max=3, H=1, HV=2, K=16, V=16, dtype=torch.float32, device="cpu")
+    c["pool"] = torch.nan_to_num(c["pool"])
+
+    def f(q, k, v, g, beta, pool, cu, idx, acc):
+        o, _ = kimiops.fused_recurrent_kda(q, k, v, g, beta, initial_state=pool, cu_seqlens=cu, state_v_first=True,
+                                           use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+                                           use_beta_sigmoid_in_kernel=True, allow_neg_eigval=True,
+                                           A_log=c["A_log"], dt_bias=c["dt_bias"], ssm_state_indices=idx,
+                                           num_accepted_tokens=acc)
+        return o * 2
+
+    args = [c["dev"][n] for n in ("q", "k", "v", "g", "beta")]
+    pool_eager, pool_comp = c["pool"].clone(), c["pool"].clone()
+    o_eager = f(*args, pool_eager, c["cu"], c["idx"], c["acc"])
+    o_comp = torch.compile(f, fullgraph=True, backend="aot_eager")(*args, pool_comp, c["cu"], c["idx"], c["acc"])
+    torch.testing.assert_close(o_comp, o_eager)
+    torch.testing.assert_close(pool_comp, pool_eager)
