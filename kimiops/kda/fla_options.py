@@ -39,12 +39,11 @@ def _flag(name: str, value: object) -> bool:
     return value
 
 
-def check_neg_eigval(allow_neg_eigval: object, use_beta_sigmoid_in_kernel: object) -> bool:
-    """``allow_neg_eigval`` as a bool; ValueError unless beta comes as logits."""
+def check_neg_eigval(allow_neg_eigval: object, use_beta_sigmoid_in_kernel: object) -> None:
+    """``allow_neg_eigval`` must be a bool, and True only when beta comes as logits."""
     if _flag("allow_neg_eigval", allow_neg_eigval) and not use_beta_sigmoid_in_kernel:
         raise ValueError("allow_neg_eigval: True needs use_beta_sigmoid_in_kernel=True (beta = 2 * sigmoid(logits)), "
                          "got use_beta_sigmoid_in_kernel=False")
-    return allow_neg_eigval
 
 
 def check_prefill_options(*, allow_neg_eigval, use_beta_sigmoid_in_kernel, safe_gate, use_gate_in_kernel, lower_bound,

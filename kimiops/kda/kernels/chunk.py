@@ -338,8 +338,6 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
           use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, out, intra_config, state_config,
           pipeline_config=None, allow_neg_eigval=False):
     """Shapes, configs, output and scratch buffers of one call (host-only work, no device sync)."""
-    if allow_neg_eigval and not use_beta_sigmoid:
-        raise ValueError("allow_neg_eigval: needs use_beta_sigmoid (beta = 2 * sigmoid of the logits)")
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     C = CHUNK_SIZE

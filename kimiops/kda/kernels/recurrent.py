@@ -500,8 +500,6 @@ def _launch(
                          "ht_indices is h0_indices and stride 1 along tokens")
     if num_accepted is not None and not spec:
         raise ValueError("num_accepted: expected None unless the indices are two-dimensional [N, T_max]")
-    if allow_neg_eigval and not use_beta_sigmoid:
-        raise ValueError("allow_neg_eigval: needs use_beta_sigmoid (beta = 2 * sigmoid of the logits)")
     pdl = _PDL and supports_pdl(q.device)
 
     BK = next_power_of_2(K)
