@@ -19,7 +19,7 @@ from kimiops.kda import workspace
 from kimiops.testing import rel_err
 
 CASES = {"B1_T8192": (1, 8192), "B4_T4096": (4, 4096), "B8_T1024": (8, 1024), "B1_T32768": (1, 32768),
-         "B1_T2048": (1, 2048), "B1_T4096": (1, 4096), "B2_T8192": (2, 8192)}
+         "B1_T2048": (1, 2048), "B1_T4096": (1, 4096), "B2_T8192": (2, 8192), "B1_T16384": (1, 16384)}
 
 
 def parse_row(row: str):

@@ -506,7 +506,8 @@ def test_segmented_walk_varlen_batch_pool(device, state_v_first):
 
 def test_segment_rule():
     """Segments apply to few (sequence, head) pairs at K <= 128: at most max_segments, at most
-    segment_budget // heads, each at least segment_min_chunks chunks, and (by the rule) at least
+    segment_budget // heads, each at least segment_min_chunks chunks (with at most
+    long_segments_max_pairs pairs also up to long_segments_max of long_segments_min_chunks), and (by the rule) at least
     segment_min_per_seq for a sequence of the call's bound; forced counts are clamped; a sequence
     gets cdiv(its chunks, seg_len) segments."""
     from kimiops.kda.kernels.chunk import segment_count, segment_layout
@@ -517,6 +518,10 @@ def test_segment_rule():
     assert segment_count(256, 1, 16, 128) == pc["segment_budget"] // 16      # 16 heads: fewer
     assert segment_count(256, 2, pc["segment_max_pairs"] // 2 + 1, 128) == 1  # too many pairs
     assert segment_count(256, 1, 4, 256) == 1                                # K = 256: not timed
+    assert segment_count(1024, 1, 4, 128) == pc["max_segments"]              # B1 T32768, 4 heads: 16
+    assert segment_count(1024, 1, 2, 128) == pc["long_segments_max"]         # at 1-2 heads: 32 ...
+    assert segment_count(512, 1, 1, 128) == 512 // pc["long_segments_min_chunks"]  # ... of 32+ chunks
+    assert segment_count(1024, 2, 2, 128) == pc["max_segments"]              # 4 pairs: 16
     assert segment_count(256, 1, 4, 256, {"segments": 4}) == 4               # but runs when forced
     assert segment_count(1, 1, 4, 128) == 1                                  # one chunk
     assert segment_count(8, 1, 1, 128, {"segments": 40}) == 8                # forced, clamped

@@ -152,7 +152,8 @@ ORDER_MAX_SEQS = 1024
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
                    "segments": 0, "segment_max_pairs": 16, "segment_budget": 128, "max_segments": 16,
-                   "segment_min_chunks": 16, "segment_min_per_seq": 4}
+                   "segment_min_chunks": 16, "segment_min_per_seq": 4,
+                   "long_segments_max_pairs": 2, "long_segments_max": 32, "long_segments_min_chunks": 32}
 # Segments (twenty-second session): one sequence with few heads leaves most SMs idle in the state
 # stage, parts or not (H200, one prompt, 4 heads: B1 T8192 0.353 ms against FLA's 0.322,
 # logs_h200_20261201/r3_heads_4.log). The call's chunks are then cut into P segments of equal length
@@ -180,7 +181,19 @@ PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part
 # heads, B1 T8192, 8 / 16 segments took 0.604 / 0.837 ms against 0.582 without: r5_segments_k256.log),
 # P = min(max_segments, segment_budget // heads, chunks // segment_min_chunks), and no segments
 # unless a sequence as long as the call's bound gets segment_min_per_seq. "segments" > 0 forces P
-# (benchmarks, tests). Not measured: 1-2 heads, batches of more than 4 sequences within 16 pairs.
+# (benchmarks, tests). Not measured: batches of more than 4 sequences within 16 pairs.
+# 1-2 heads, one prompt (twenty-fourth session, logs_h200_20261201c/r5_segments_heads_*.log and
+# r6_segments_t16384_heads_*.log; g, ms, P = 16 (the rule then) / 32 / 64, no segments, FLA):
+#   | heads | T     | P = 16 | P = 32 | P = 64 | none  | FLA   |
+#   | 2     | 8192  | 0.125  | 0.148  | 0.230  | 0.353 | 0.262 |
+#   | 2     | 16384 | 0.195  | 0.200  | -      | -     | 0.518 |
+#   | 2     | 32768 | 0.330  | 0.296  | 0.379  | 1.308 | 0.996 |
+#   | 1     | 8192  | 0.117  | 0.135  | 0.207  | 0.354 | 0.235 |
+#   | 1     | 16384 | 0.170  | 0.167  | -      | -     | 0.425 |
+#   | 1     | 32768 | 0.287  | 0.238  | 0.282  | 1.309 | 0.892 |
+# 32 segments pay where each holds 32 chunks or more: with at most long_segments_max_pairs pairs,
+# P is also allowed min(long_segments_max, chunks // long_segments_min_chunks). (At 4 heads 32
+# segments of B1 T32768 lost: 0.482 against 0.450.)
 # Measured and not kept (twenty-fourth session, commit f26f24c): the four launches of a segmented
 # call chained by programmatic dependent launch, each scheduled as the one before starts its last
 # programs. Slower at 4 heads (g, ms, chained / stream order: B1 T8192 0.165 / 0.160, B2 T8192
@@ -408,6 +421,8 @@ def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict
     if seqs * heads > pc["segment_max_pairs"] or K > 128:
         return 1
     p = min(pc["max_segments"], pc["segment_budget"] // heads, total_chunks // max(1, pc["segment_min_chunks"]))
+    if seqs * heads <= pc["long_segments_max_pairs"]:  # one prompt at 1-2 heads: longer prompts take more
+        p = max(p, min(pc["long_segments_max"], total_chunks // max(1, pc["long_segments_min_chunks"])))
     return p if p >= 2 else 1
 
 
