@@ -75,10 +75,13 @@ def kda_torch(
     o, ht = res[0], res[1]
     if shapes.pool:
         seq = sequence_of_token(shapes, cu_seqlens, q.device)
+        real = seq < shapes.N  # rows past cu_seqlens[N] are CUDA-graph padding (allow_padded_tokens)
+        seq = seq.clamp(0, max(shapes.N - 1, 0))
         if skip_padded:
-            o = torch.where(valid[seq][..., None, None], o, torch.zeros_like(o))
+            keep = real & valid[seq] if shapes.N else real
+            o = torch.where(keep[..., None, None], o, torch.zeros_like(o))
         if spec:
-            _store_token_states(initial_state, idx, valid, seq, res[2], shapes, cu_seqlens)
+            _store_token_states(initial_state, idx, valid, seq, real, res[2], shapes, cu_seqlens)
         else:
             initial_state[idx[valid]] = ht[valid].to(initial_state.dtype)
         ht = initial_state if output_final_state else None
@@ -87,19 +90,15 @@ def kda_torch(
     return o.to(v.dtype), ht
 
 
-def _store_token_states(pool, idx, valid, seq, after, shapes: KDAShapes, cu_seqlens):
+def _store_token_states(pool, idx, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):
     """Speculative pools: the state after token row r of sequence n (``after [B, T, ...]``) goes
-    to slot ``idx[n, r - start of n]`` where that index is >= 0 and n is not padding."""
+    to slot ``idx[n, r - start of n]`` where that index is >= 0 and n is not padding. ``seq``: each
+    row's sequence (clamped to a valid index), ``real``: the rows that belong to one."""
     if shapes.N == 0 or shapes.T == 0:
         return
-    rows = torch.arange(shapes.T, device=idx.device).expand(shapes.B, shapes.T)
-    if cu_seqlens is None:
-        live = torch.ones_like(rows, dtype=torch.bool)
-        pos = rows
-    else:
-        live = rows < cu_seqlens[-1].to(torch.int64)  # rows past the last sequence: padding
-        pos = rows - cu_seqlens.to(torch.int64)[seq.clamp(max=shapes.N - 1)]
-    n = seq.clamp(0, shapes.N - 1)
-    slot = idx[n, pos.clamp(0, idx.shape[1] - 1)]
-    keep = live & valid[n] & (slot >= 0) & (pos < idx.shape[1])
+    pos = torch.arange(shapes.T, device=idx.device).expand(shapes.B, shapes.T)
+    if cu_seqlens is not None:
+        pos = pos - cu_seqlens.to(torch.int64)[seq]
+    slot = idx[seq, pos.clamp(0, idx.shape[1] - 1)]
+    keep = real & valid[seq] & (slot >= 0) & (pos < idx.shape[1])
     pool[slot[keep]] = after[keep].to(pool.dtype)

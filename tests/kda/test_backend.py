@@ -118,6 +118,26 @@ def test_extend_ignores_token_rows_past_query_start_loc():
     torch.testing.assert_close(pool, pool_ref)
 
 
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_decode_ignores_token_rows_past_query_start_loc(backend, device):
+    """Several tokens per request with CUDA-graph padding rows after query_start_loc[-1]: the real
+    rows and the pool as without the padding, on both backends (the torch path indexed past its
+    sequences on such rows until the twenty-fourth session)."""
+    gen = torch.Generator().manual_seed(5)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV, backend=backend)
+    toks = _raw(9, gen, device=device)
+    gate = _gate(gen, device)
+    pool = torch.randn(4, HV, V, K, generator=gen).to(device)
+    pool_ref = pool.clone()
+    idx = torch.tensor([3, -1, 0], dtype=torch.int32, device=device)
+    qsl = torch.tensor([0, 2, 3, 6], dtype=torch.int32, device=device)
+    o = be.decode(*toks, ssm_states=pool, cache_indices=idx, query_start_loc=qsl, **gate)
+    o_ref = be.decode(*(t[:6] for t in toks), ssm_states=pool_ref, cache_indices=idx, query_start_loc=qsl, **gate)
+    assert o.shape[0] == 9
+    torch.testing.assert_close(o[:6], o_ref, rtol=1e-6, atol=1e-6)  # the torch path may round rows of a
+    torch.testing.assert_close(pool, pool_ref, rtol=1e-6, atol=1e-6)  # longer tensor differently
+
+
 def test_speculative_decode_tokens_via_query_start_loc():
     gen = torch.Generator().manual_seed(4)
     be = kimiops.KDABackend(H, K, V, num_v_heads=HV)

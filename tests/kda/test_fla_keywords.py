@@ -186,9 +186,8 @@ def test_prefill_keywords_refused_clearly(kwargs, exc, match):
         kimiops.chunk_kda(x.q, x.k, x.v, x.g, x.beta, **kwargs)
 
 
-def _decode_inputs():
-    x = make_kda_inputs(1, 4, 1, 16, 16, HV=2)
-    return x, torch.zeros(8, 2, 16, 16)
+def _cu(*bounds):
+    return torch.tensor(bounds, dtype=torch.int32)
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -197,19 +196,18 @@ def _decode_inputs():
      ValueError, "not supported"),
     ({"num_accepted_tokens": torch.ones(1, dtype=torch.int32)}, ValueError, "num_accepted_tokens"),
     ({"ssm_state_indices": torch.tensor([[1, 2], [3, 4], [5, 6], [7, 0]], dtype=torch.int32),
-      "num_accepted_tokens": torch.tensor([1, 3, 1, 1], dtype=torch.int32), "cu_seqlens": torch.tensor([0, 1, 2, 3, 4])},
+      "num_accepted_tokens": torch.tensor([1, 3, 1, 1], dtype=torch.int32), "cu_seqlens": _cu(0, 1, 2, 3, 4)},
      ValueError, r"values in \[1, 2\]"),
-    ({"ssm_state_indices": torch.tensor([[1], [2]], dtype=torch.int32), "cu_seqlens": torch.tensor([0, 1, 4])},
+    ({"ssm_state_indices": torch.tensor([[1], [2]], dtype=torch.int32), "cu_seqlens": _cu(0, 1, 4)},
      ValueError, "longest sequence"),
     ({"ssm_state_indices": torch.tensor([[1, 2]], dtype=torch.int32),
-      "num_accepted_tokens": torch.ones(2, dtype=torch.int32), "cu_seqlens": torch.tensor([0, 4])},
+      "num_accepted_tokens": torch.ones(2, dtype=torch.int32), "cu_seqlens": _cu(0, 4)},
      ValueError, "num_accepted_tokens: expected shape"),
 ])
 def test_decode_keywords_refused_clearly(kwargs, exc, match):
-    x, pool = _decode_inputs()
-    if "cu_seqlens" in kwargs:
-        kwargs = dict(kwargs, cu_seqlens=kwargs["cu_seqlens"].to(torch.int32))
-    q, k, v, g, beta = (t.reshape(1, 4, *t.shape[2:]) for t in (x.q, x.k, x.v, x.g, x.beta))
+    x = make_kda_inputs(1, 4, 1, 16, 16, HV=2)  # 4 tokens: one sequence, or 4 with cu_seqlens
+    pool = torch.zeros(8, 2, 16, 16)
+    q, k, v, g, beta = x.q, x.k, x.v, x.g, x.beta
     if "cu_seqlens" not in kwargs and "ssm_state_indices" in kwargs:  # batch mode: one token per sequence
         q, k, v, g, beta = (t.transpose(0, 1) for t in (q, k, v, g, beta))
     with pytest.raises(exc, match=match):
@@ -223,21 +221,27 @@ def test_prefill_refuses_two_dimensional_indices():
                           initial_state_indices=torch.tensor([[0, 1]], dtype=torch.int32))
 
 
-def test_backend_decode_speculative_matches_the_op(device):
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_backend_decode_speculative_matches_the_op(device, backend):
+    """``KDABackend.decode`` with [N, T_max] slots and accepted counts, on a batch padded for a CUDA
+    graph (3 garbage token rows past query_start_loc[-1]): the op's result on the real rows, the
+    same pool bits."""
     gen = torch.Generator().manual_seed(9)
     c = _spec_case(gen, lengths=[2, 3, 1], t_max=3, H=2, HV=2, K=16, V=16, dtype=torch.float32, device=device)
-    backend = kimiops.KDABackend(2, 16, 16)
+    kda = kimiops.KDABackend(2, 16, 16, backend=backend)
     gate = dict(A_log=c["A_log"].to(device), dt_bias=c["dt_bias"].to(device))
     p1, p2 = c["pool"].clone().to(device), c["pool"].clone().to(device)
     d = c["dev"]
-    o1 = backend.decode(d["q"][0], d["k"][0], d["v"][0], d["g"][0], d["beta"][0], ssm_states=p1,
-                        cache_indices=c["idx"].to(device), query_start_loc=c["cu"].to(device),
-                        num_accepted_tokens=c["acc"].to(device), **gate)
+    padded = {n: torch.cat([t[0], torch.full_like(t[0][:3], 1e4)]) for n, t in d.items()}
+    o1 = kda.decode(padded["q"], padded["k"], padded["v"], padded["g"], padded["beta"], ssm_states=p1,
+                    cache_indices=c["idx"].to(device), query_start_loc=c["cu"].to(device),
+                    num_accepted_tokens=c["acc"].to(device), **gate)
     o2, _ = kimiops.fused_recurrent_kda(**d, initial_state=p2, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
                                         use_beta_sigmoid_in_kernel=True, state_v_first=True,
                                         cu_seqlens=c["cu"].to(device), ssm_state_indices=c["idx"].to(device),
-                                        num_accepted_tokens=c["acc"].to(device), **gate)
-    assert torch.equal(o1, o2[0]) and torch.equal(_bits(p1.cpu()), _bits(p2.cpu()))
+                                        num_accepted_tokens=c["acc"].to(device), backend=backend, **gate)
+    assert o1.shape[0] == o2.shape[1] + 3
+    assert torch.equal(o1[:-3], o2[0]) and torch.equal(_bits(p1.cpu()), _bits(p2.cpu()))
 
 
 # ---------------------------------------------------------------- GPU
