@@ -620,7 +620,7 @@ def _launch_segments(p):
     BV = min(sc["BV"], V)
     BV1 = min(BV, K, V)  # the map walk's tiles must not straddle the map and state columns
     bufs, strides = _scratch(p)
-    dummy = p["q"]
+    dummy = _or_dummy(p, None)
     maps, starts = p["seg_maps"], p["seg_starts"]
 
     common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)

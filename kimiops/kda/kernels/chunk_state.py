@@ -479,7 +479,7 @@ def chunk_state_kernel(
     if SEG == 2:
         if seg > 0:
             z_start = n.to(tl.int64) * seg_max + seg
-            b_s = tl.load(carry + hv.to(tl.int64) * s_carry + (z_start * V + cv[:, None]) * K + rk[None, :])
+            b_s = tl.load(carry + hv.to(tl.int64) * s_carry + z_start * V * K + _state_offsets(cv, rk, K, V, True))
     if HAS_H0:
         if starts_here:
             b_s = _initial_tile(h0, h0_indices, n, hv, s_off, b_s, HV, K, V, HAS_H0_IDX)
@@ -495,7 +495,7 @@ def chunk_state_kernel(
 
     if SEG == 1:
         z_map = n.to(tl.int64) * (seg_max - 1) + seg
-        o_z = hv.to(tl.int64) * s_carry + (z_map * (K + V) + col[:, None]) * K + rk[None, :]
+        o_z = hv.to(tl.int64) * s_carry + z_map * (K + V) * K + _state_offsets(col, rk, K, K + V, True)
         tl.store(carry + o_z, b_s)
 
     if HAS_HT:
