@@ -16,7 +16,8 @@ from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
 
 POINTERS = {"w": "*fp16", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
             "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32", "ht_indices": "*i32",
-            "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "maps": "*fp32", "starts": "*fp32"}
+            "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "track": "*fp32", "track_idx": "*i32",
+            "maps": "*fp32", "starts": "*fp32"}
 
 
 def main() -> None:
@@ -27,7 +28,7 @@ def main() -> None:
                          HAS_H0_IDX=True, HAS_HT=seg != 1, HAS_HT_IDX=True, IS_VARLEN=varlen, ORDERED=False,
                          HI_FIRST=wide["hi_first"], SPLIT_WS=wide["split_ws"], SPLIT_KV=wide["split_kv"],
                          V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, INV_PREC="tf32", PDL=False,
-                         POW2_SCALE=wide["pow2_scale"], SEG=seg)
+                         POW2_SCALE=wide["pow2_scale"], SEG=seg, TRACK_STEPS=0)
             k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const,
                                    dict(num_warps=wide["num_warps"], num_stages=wide["num_stages"]))
             print(f"chunk_state_kernel SEG {seg} varlen {varlen}: {regs}; shared {k.metadata.shared}; "

@@ -27,7 +27,7 @@ from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
 # pointer types of every revision's parameters (u until the ninth session, v and tb since)
 POINTERS = {"w": "*fp16", "u": "*fp32", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
             "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32", "ht_indices": "*i32",
-            "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32"}
+            "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "track": "*fp32", "track_idx": "*i32"}
 
 
 def const_for(cfg: dict, parted: bool, K: int = 128, V: int = 128) -> dict:
@@ -37,7 +37,7 @@ def const_for(cfg: dict, parted: bool, K: int = 128, V: int = 128) -> dict:
                 HAS_H0_IDX=False, HAS_HT=True, HAS_HT_IDX=False, IS_VARLEN=False, ORDERED=False,
                 HI_FIRST=cfg["hi_first"], SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"],
                 V_TILES_ADJACENT=False, GRID_3D=True, PARTED=parted, INV_PREC="tf32", PDL=parted,
-                POW2_SCALE=cfg["pow2_scale"], SEG=0)
+                POW2_SCALE=cfg["pow2_scale"], SEG=0, TRACK_STEPS=0)
 
 
 if ARGS.dims:

@@ -18,9 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sm90_compile import compile_sm90  # noqa: E402
 
 POINTERS = {n: "*fp16" for n in ("w", "wq", "ke", "qg", "kg", "aqk")}
-POINTERS.update({n: "*fp32" for n in ("u", "tb", "gc", "rn", "h0", "ht", "carry")})
+POINTERS.update({n: "*fp32" for n in ("u", "tb", "gc", "rn", "h0", "ht", "carry", "track")})
 POINTERS.update({"v": "*bf16", "o": "*bf16", "h0_indices": "*i32", "ht_indices": "*i32", "cu_seqlens": "*i32",
-                 "order": "*i32"})
+                 "order": "*i32", "track_idx": "*i32"})
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin")
 
 
@@ -54,7 +54,7 @@ def main() -> None:
                      SPLIT_WS=cfg["split_ws"], SPLIT_KV=cfg["split_kv"], V_TILES_ADJACENT=False, GRID_3D=True,
                      PARTED=False, INV_PREC="tf32", PDL=False, ROW_NORMS=True, SLICE=16,
                      FUSE_WQ=cfg.get("fuse_wq", False), TREE_MAX=cfg.get("tree_max", False),
-                     POW2_SCALE=cfg.get("pow2_scale", False), SEG=0)
+                     POW2_SCALE=cfg.get("pow2_scale", False), SEG=0, TRACK_STEPS=0)
         k, regs = compile_sm90(cs.chunk_state_kernel, POINTERS, const,
                                dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
         with tempfile.TemporaryDirectory() as d:

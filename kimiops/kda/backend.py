@@ -92,15 +92,21 @@ class KDABackend:
             raise ValueError(f"ssm_states: expected [slots, {want[0]}, {want[1]}, {want[2]}] (V-first), got {list(ssm_states.shape)}")
 
     def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound,
-              num_accepted=None):
+              num_accepted=None, track_state=None, track_chunk_idx=None):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
+        op = prefill_op if kind is PREFILL else decode_op
+        if track_state is not None or track_chunk_idx is not None:  # snapshots: always the full path
+            return call_kda(
+                kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
+                lower_bound, True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded,
+                track_state=track_state, track_chunk_idx=track_chunk_idx,
+            )
         res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
                               lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
                               num_accepted=num_accepted)
         if res is not None:
             return res
-        op = prefill_op if kind is PREFILL else decode_op
         return call_kda(
             kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias, lower_bound,
             True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded, eager_key=key,
@@ -108,16 +114,20 @@ class KDABackend:
         )
 
     def extend(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
-               A_log=None, dt_bias=None, lower_bound=None) -> torch.Tensor:
+               A_log=None, dt_bias=None, lower_bound=None, track_state=None, track_chunk_idx=None) -> torch.Tensor:
         """Prefill new tokens of a batch of requests into their pool slots.
 
         ``query_start_loc`` ``[N + 1]`` int32 is the batch's cu_seqlens; ``cache_indices`` int32
         ``[N]`` the slots (-1: padded request). A request whose slot was just allocated should have
         its slot zeroed by the engine, as for any pool. Returns o like ``v``.
+        ``track_state`` fp32 ``[N, HV, V, K]`` and ``track_chunk_idx`` int32 ``[N]``: state
+        snapshots for prefix caching, as in SGLang (:func:`kimiops.chunk_kda`): row n receives
+        request n's state after its first ``64 * track_chunk_idx[n]`` new tokens (-1: none).
         """
         q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
         self._check_pool(ssm_states)
-        o, _ = self._call(PREFILL, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias, lower_bound)
+        o, _ = self._call(PREFILL, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
+                          lower_bound, track_state=track_state, track_chunk_idx=track_chunk_idx)
         return o.squeeze(0) if squeeze else o
 
     def decode(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc=None,

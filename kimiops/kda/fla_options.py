@@ -17,6 +17,9 @@ What each one does here:
 - ``disable_recompute`` (prefill): a training knob of FLA's backward; kimiops runs the forward
   pass only, so it changes nothing.
 - ``return_intermediate_states`` / ``cp_context`` (prefill): not supported (``NotImplementedError``).
+  What engines take from FLA's per-chunk states, the state at one 64-token boundary per sequence for
+  prefix caching, ``chunk_kda`` writes directly with ``track_state`` / ``track_chunk_idx``
+  (``kimiops.kda.track``, SGLang's arguments).
 - ``inplace_final_state`` (decode, vLLM): ``True`` is what a state pool does here (it needs
   ``ssm_state_indices``); ``False`` with a pool (per-token states into a new tensor) is not
   supported.
@@ -53,7 +56,8 @@ def check_prefill_options(*, allow_neg_eigval, use_beta_sigmoid_in_kernel, safe_
     check_neg_eigval(allow_neg_eigval, use_beta_sigmoid_in_kernel)
     if return_intermediate_states:
         raise NotImplementedError("return_intermediate_states: kimiops.chunk_kda does not return per-chunk states; "
-                                  "call it with return_intermediate_states=False")
+                                  "call it with return_intermediate_states=False (for prefix caching, "
+                                  "track_state= and track_chunk_idx= snapshot the fp32 state at a 64-token boundary)")
     if cp_context is not None:
         raise NotImplementedError("cp_context: context parallelism is not supported by kimiops.chunk_kda; pass None")
     if _flag("safe_gate", safe_gate) and use_gate_in_kernel and lower_bound is None:

@@ -29,6 +29,8 @@ def chunk_kda(
     cu_seqlens: torch.Tensor | None = None,
     *,
     initial_state_indices: torch.Tensor | None = None,
+    track_state: torch.Tensor | None = None,
+    track_chunk_idx: torch.Tensor | None = None,
     allow_neg_eigval: bool = False,
     safe_gate: bool = False,
     chunk_size: int | None = None,
@@ -61,6 +63,13 @@ def chunk_kda(
         cu_seqlens: ``[N + 1]`` int32/int64 cumulative lengths with ``B == 1`` (varlen).
         initial_state_indices: int32 ``[N]`` pool slots; -1 starts from zeros and writes nothing;
             no other slot is touched.
+        track_state, track_chunk_idx: state snapshots for prefix caching, as SGLang's KDA prefill
+            takes them (:mod:`kimiops.kda.track`): ``track_state`` fp32 ``[N, HV, K, V]`` (``[N, HV,
+            V, K]`` with ``state_v_first``), contiguous; ``track_chunk_idx`` int32 ``[N]``. Row n
+            receives sequence n's fp32 state after its first ``64 * track_chunk_idx[n]`` tokens
+            (0: the initial state; the sequence's length: the final state); rows with -1 are not
+            touched. Values are checked on CPU and with ``KIMIOPS_DEBUG=1``; unchecked indices past
+            a sequence's end write nothing. Such calls skip the eager shortcut.
         allow_neg_eigval, safe_gate, chunk_size, cu_seqlens_cpu, use_graph, max_num_seqs,
             disable_recompute, return_intermediate_states, cp_context: flash-linear-attention's
             keywords, accepted so its calls run unchanged; only ``allow_neg_eigval`` (beta =
@@ -80,7 +89,15 @@ def chunk_kda(
             max_num_seqs=max_num_seqs, disable_recompute=disable_recompute,
             return_intermediate_states=return_intermediate_states, cp_context=cp_context,
         )
-    # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``)
+    # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``);
+    # calls with snapshots always take the full path
+    if track_state is not None or track_chunk_idx is not None:
+        return call_kda(
+            PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
+            use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+            initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval, track_state=track_state,
+            track_chunk_idx=track_chunk_idx,
+        )
     res, key = eager_call(
         PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,

@@ -140,8 +140,10 @@ def intra_chunk_scores(
     return full
 
 
-def _chunk_sequence(q, k, v, g, beta, S, scale, chunk_size):
-    """One sequence (all heads at once). q,k,g ``[L, HV, K]``; v ``[L, HV, V]``; beta ``[L, HV]``; S ``[HV, K, V]``."""
+def _chunk_sequence(q, k, v, g, beta, S, scale, chunk_size, snap_chunk=-1):
+    """One sequence (all heads at once). q,k,g ``[L, HV, K]``; v ``[L, HV, V]``; beta ``[L, HV]``; S ``[HV, K, V]``.
+    Returns ``(o, final S, S before chunk snap_chunk)``: the last is the final S for
+    ``snap_chunk`` = the chunk count, ``None`` for -1."""
     L = q.shape[0]
     C = chunk_size
     NC = (L + C - 1) // C
@@ -167,12 +169,15 @@ def _chunk_sequence(q, k, v, g, beta, S, scale, chunk_size):
     G_last = G[..., -1:, :]  # [HV, NC, 1, K]
     k_to_end = kc * torch.exp(G_last - G)
     o = torch.empty_like(vc)
+    snap = None
     for c in range(NC):
+        if c == snap_chunk:
+            snap = S
         v_new = u[:, c] - w[:, c] @ S  # [HV, C, V]
         o[:, c] = q_decayed[:, c] @ S + A_qk[:, c] @ v_new
         S = torch.exp(G_last[:, c, 0]).unsqueeze(-1) * S + k_to_end[:, c].transpose(-1, -2) @ v_new
     o = o.permute(1, 2, 0, 3).reshape(NC * C, HV, -1)[:L]
-    return o, S
+    return o, S, (S if snap_chunk == NC else snap)
 
 
 def naive_chunk_kda(
@@ -187,23 +192,42 @@ def naive_chunk_kda(
     cu_seqlens: torch.Tensor | None = None,
     state_v_first: bool = False,
     chunk_size: int = CHUNK_SIZE,
+    state_after: list[int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Chunked form of DESIGN.md section 1 (the template the GPU kernels follow).
 
     Intra-chunk work is vectorized over heads and chunks; only the state update walks the chunks.
     Every exponent evaluated is <= 0 (see :func:`intra_chunk_scores`), so it stays finite for
     unbounded softplus gates. Same arguments and results as :func:`naive_recurrent_kda`.
+
+    ``state_after``: per sequence a token count, a multiple of ``chunk_size`` and at most the
+    sequence's length, or -1; then a third result holds the state after that many tokens of each
+    sequence ``[N, HV, K, V]`` (``[N, HV, V, K]`` with ``state_v_first``; zeros where -1), the
+    same values the state takes in the walk (``kimiops.kda.track``).
     """
     if chunk_size % SUB_CHUNK_SIZE:
         raise ValueError(f"chunk_size: expected a multiple of {SUB_CHUNK_SIZE}, got {chunk_size}")
     q, k, v, g, beta, h0, seqs, scale = _prepare(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
     o = torch.zeros_like(v)
     states = []
+    snaps = torch.zeros_like(h0[: len(seqs)]) if state_after is not None else None
     for n, (b, start, end) in enumerate(seqs):
+        at = -1 if state_after is None else state_after[n]
+        if at >= 0 and (at % chunk_size or at > end - start):
+            raise ValueError(f"state_after: expected -1 or a multiple of {chunk_size} up to the length of sequence "
+                             f"{n} ({end - start}), got {at}")
         if end == start:
             states.append(h0[n].clone())
+            if at == 0:
+                snaps[n] = h0[n]
             continue
         sl = slice(start, end)
-        o[b, sl], S = _chunk_sequence(q[b, sl], k[b, sl], v[b, sl], g[b, sl], beta[b, sl], h0[n], scale, chunk_size)
+        o[b, sl], S, snap = _chunk_sequence(q[b, sl], k[b, sl], v[b, sl], g[b, sl], beta[b, sl], h0[n], scale,
+                                            chunk_size, at // chunk_size if at >= 0 else -1)
         states.append(S)
-    return _finish(o, states, output_final_state, state_v_first)
+        if snap is not None:
+            snaps[n] = snap
+    o, ht = _finish(o, states, output_final_state, state_v_first)
+    if state_after is None:
+        return o, ht
+    return o, ht, (snaps.transpose(-1, -2).contiguous() if state_v_first else snaps)

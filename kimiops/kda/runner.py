@@ -14,7 +14,8 @@ import torch
 from kimiops.env import env_var
 from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
 from kimiops.kda.dispatch import kda_backend
-from kimiops.kda.torch_path import kda_torch
+from kimiops.kda.torch_path import kda_torch, sequence_lengths
+from kimiops.kda.track import check_track
 from kimiops.kda.workspace import empty_cache as _empty_workspace
 from kimiops.streams import on_device
 from kimiops.validation import check_tensor, debug_enabled
@@ -48,23 +49,32 @@ def _launcher(kind: KDAKind):
 def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
-    allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, bind=None,
+    allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, bind=None, track_state=None,
+    track_chunk_idx=None,
 ):
     """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
     ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only).
-    ``num_accepted``: ``num_accepted_tokens`` of speculative verification (decode only)."""
+    ``num_accepted``: ``num_accepted_tokens`` of speculative verification (decode only).
+    ``track_state``, ``track_chunk_idx``: state snapshots (prefill only, :mod:`kimiops.kda.track`),
+    ``track_state`` written in place."""
     state = pool if pool is not None else initial_state
     shapes = check_kda_args(
         q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
         indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens, spec_indices=not kind.chunked,
         num_accepted=num_accepted,
     )
+    if track_state is not None or track_chunk_idx is not None:
+        if not kind.chunked:
+            raise ValueError(f"track_state: state snapshots are taken by chunk_kda, not {kind.name}")
+        check_track(track_state, track_chunk_idx, shapes.state_shape(shapes.N, state_v_first), q.device,
+                    lambda: sequence_lengths(shapes, cu_seqlens))
     if backend == "torch":
         return kda_torch(
             q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
             output_final_state=output_final_state, state_v_first=state_v_first, cu_seqlens=cu_seqlens,
             use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid, A_log=A_log, dt_bias=dt_bias,
             skip_padded=kind.skip_padded, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
+            track_state=track_state, track_chunk_idx=track_chunk_idx,
         )
     if shapes.pool:
         h0, ht, h0_idx, ht_idx = pool, pool, indices, indices
@@ -79,6 +89,7 @@ def run_kda(
     if not kind.chunked:
         extra.update(skip_padded=kind.skip_padded, bind=bind, num_accepted=num_accepted)
     else:  # the chunk kernels index dense [B, T, heads, dim] rows
+        extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx)
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
         if bind is not None and all(x is y for x, y in zip(dense, (q, k, v, g, beta))):
             extra["bind"] = bind  # a bound call repeats launches on the caller's own tensors
@@ -101,26 +112,28 @@ def register_kda_op(kind: KDAKind):
     """Register ``kimiops::<kind.name>`` as a torch.library custom op (pool mutated in place) with
     a fake implementation, so ``torch.compile`` traces callers without graph breaks."""
 
-    @torch.library.custom_op(f"kimiops::{kind.name}", mutates_args=("pool",))
+    @torch.library.custom_op(f"kimiops::{kind.name}", mutates_args=("pool", "track_state"))
     def op(
         q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
         initial_state: torch.Tensor | None, pool: torch.Tensor | None, indices: torch.Tensor | None,
         cu_seqlens: torch.Tensor | None, A_log: torch.Tensor | None, dt_bias: torch.Tensor | None,
         scale: float | None, lower_bound: float | None, output_final_state: bool, use_qk_l2norm: bool,
         use_gate: bool, use_beta_sigmoid: bool, state_v_first: bool, backend: str, allow_padded_tokens: bool,
-        allow_neg_eigval: bool, num_accepted: torch.Tensor | None,
+        allow_neg_eigval: bool, num_accepted: torch.Tensor | None, track_state: torch.Tensor | None,
+        track_chunk_idx: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         o, ht = run_kda(
             kind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
             output_final_state and pool is None, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
             allow_padded_tokens, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
+            track_state=track_state, track_chunk_idx=track_chunk_idx,
         )
         return o, (ht if ht is not None else o.new_empty(0, dtype=torch.float32))
 
     @op.register_fake
     def _(q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
           output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens,
-          allow_neg_eigval, num_accepted):
+          allow_neg_eigval, num_accepted, track_state, track_chunk_idx):
         o = torch.empty_like(v)
         if not output_final_state or pool is not None:
             return o, v.new_empty(0, dtype=torch.float32)
@@ -315,7 +328,8 @@ def forget_eager() -> None:
 
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-             allow_padded_tokens=False, eager_key=None, allow_neg_eigval=False, num_accepted=None):
+             allow_padded_tokens=False, eager_key=None, allow_neg_eigval=False, num_accepted=None,
+             track_state=None, track_chunk_idx=None):
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
@@ -331,7 +345,8 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     args = (
         q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
-        bool(state_v_first), chosen, bool(allow_padded_tokens), bool(allow_neg_eigval), num_accepted,
+        bool(state_v_first), chosen, bool(allow_padded_tokens), bool(allow_neg_eigval), num_accepted, track_state,
+        track_chunk_idx,
     )
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None

@@ -12,6 +12,7 @@ import torch
 from kimiops.kda.args import GATE_NONE, KDAShapes
 from kimiops.kda.gate import beta_from_logits, kda_gate, l2norm
 from kimiops.kda.reference import naive_chunk_kda, naive_recurrent_kda
+from kimiops.kda.track import TRACK_CHUNK
 
 
 def preprocess(q, k, g, beta, shapes: KDAShapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias,
@@ -30,6 +31,14 @@ def preprocess(q, k, g, beta, shapes: KDAShapes, use_qk_l2norm, use_beta_sigmoid
     return q, k, g, beta
 
 
+def sequence_lengths(shapes: KDAShapes, cu_seqlens) -> torch.Tensor:
+    """Token count of every sequence, CPU int64 ``[N]`` (reads ``cu_seqlens``: a sync on a GPU)."""
+    if cu_seqlens is None:
+        return torch.full((shapes.N,), shapes.T, dtype=torch.int64)
+    bounds = cu_seqlens.detach().cpu().to(torch.int64)
+    return bounds[1:] - bounds[:-1]
+
+
 def sequence_of_token(shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
     """``[B, T]`` index of the sequence each token row belongs to."""
     if cu_seqlens is None:
@@ -41,7 +50,7 @@ def sequence_of_token(shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
 def kda_torch(
     q, k, v, g, beta, shapes: KDAShapes, *, chunked: bool, initial_state, indices, output_final_state,
     state_v_first, cu_seqlens, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias, skip_padded: bool,
-    allow_neg_eigval=False, num_accepted=None,
+    allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None,
 ):
     """Run one KDA call in torch. Returns ``(o, final_state or None)``; pools are updated in place.
 
@@ -50,6 +59,7 @@ def kda_torch(
     Indices ``[N, T_max]`` (decode, speculative verification): sequence n starts from slot
     ``indices[n, num_accepted[n] - 1]`` (column 0 without ``num_accepted``) and the state after its
     token t goes to slot ``indices[n, t]`` (none where it is -1).
+    ``track_state`` / ``track_chunk_idx`` (chunked only): state snapshots, see :mod:`kimiops.kda.track`.
     """
     qf, kf, gf, bf = preprocess(q, k, g, beta, shapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias,
                                 allow_neg_eigval)
@@ -67,12 +77,17 @@ def kda_torch(
         h0 = torch.where(valid[:, None, None, None], gathered, torch.zeros_like(gathered))  # poison-safe
     oracle = naive_chunk_kda if chunked else naive_recurrent_kda
     extra = {"token_states": True} if spec else {}
+    if track_state is not None:
+        extra.update(state_after=_snapshot_tokens(track_chunk_idx, shapes, cu_seqlens), chunk_size=TRACK_CHUNK)
     res = oracle(
         qf, kf, vf, gf, bf, scale=shapes.scale, initial_state=h0,
         output_final_state=output_final_state or shapes.pool, cu_seqlens=cu_seqlens, state_v_first=state_v_first,
         **extra,
     )
     o, ht = res[0], res[1]
+    if track_state is not None:
+        want = torch.tensor(extra["state_after"], device=track_state.device) >= 0
+        track_state[want] = res[2][want.to(res[2].device)].to(track_state.dtype)
     if shapes.pool:
         seq = sequence_of_token(shapes, cu_seqlens, q.device)
         real = seq < shapes.N  # rows past cu_seqlens[N] are CUDA-graph padding (allow_padded_tokens)
@@ -88,6 +103,13 @@ def kda_torch(
     elif ht is not None:
         ht = ht.to(torch.float32)
     return o.to(v.dtype), ht
+
+
+def _snapshot_tokens(track_chunk_idx, shapes: KDAShapes, cu_seqlens) -> list[int]:
+    """Token counts of the requested snapshots per sequence (-1: none; indices past a sequence's
+    end, which only unchecked GPU values can hold, ask for none as in the kernels)."""
+    at = [j * TRACK_CHUNK for j in track_chunk_idx.tolist()]
+    return [a if 0 <= a <= n else -1 for a, n in zip(at, sequence_lengths(shapes, cu_seqlens).tolist())]
 
 
 def _store_token_states(pool, idx, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):

@@ -67,6 +67,7 @@ from kimiops.kda.kernels.chunk_state import (
 )
 from kimiops.arch import supports_pdl
 from kimiops.intmath import cdiv, next_power_of_2
+from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
 import kimiops.launch as fast_launch
 from kimiops.launch import launch, no_launch_hooks, recording
@@ -239,6 +240,8 @@ def chunk_kda_fwd(
     pipeline_config: dict | None = None,
     bind: list | None = None,
     allow_neg_eigval: bool = False,
+    track_state: torch.Tensor | None = None,
+    track_chunk_idx: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Chunked KDA forward on the Triton pipeline (inputs already validated by the caller).
 
@@ -258,7 +261,11 @@ def chunk_kda_fwd(
         intra_config, state_config, pipeline_config: override the tuning dicts (benchmark sweeps).
         bind: optional list; when every launch of the call took the fast path, a
             :class:`BoundPrefill` that repeats the call for new tensors of the same metadata is
-            appended (the eager shortcut of ``kimiops.kda.runner``).
+            appended (the eager shortcut of ``kimiops.kda.runner``; not for calls with snapshots).
+        track_state, track_chunk_idx: state snapshots (``kimiops.kda.track``): fp32 rows laid out
+            as ``ht`` (``[N, HV, ...]``) and int32/int64 ``[N]`` chunk indices in units of
+            ``TRACK_CHUNK`` tokens (-1: none); row n gets sequence n's state after
+            ``track_chunk_idx[n] * TRACK_CHUNK`` tokens.
     Returns:
         o ``[B, T, HV, V]`` in v's dtype.
     """
@@ -267,8 +274,9 @@ def chunk_kda_fwd(
                  use_beta_sigmoid=use_beta_sigmoid, gate=gate, A_log=A_log, dt_bias=dt_bias,
                  lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config,
                  pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval)
+    plan["track"], plan["track_idx"] = track_state, track_chunk_idx
     if plan["N"] > 0:
-        if bind is None or out is not None:
+        if bind is None or out is not None or track_state is not None:
             _launch(plan)
         else:
             with recording([]) as launches:
@@ -567,10 +575,16 @@ def _state_pointers(p):
     return tuple(_or_dummy(p, p[n]) for n in ("h0", "h0_indices", "ht", "ht_indices"))
 
 
+def _track_pointers(p):
+    """``track, track_idx`` of the call (state snapshots), absent ones as ``_or_dummy``."""
+    return _or_dummy(p, p.get("track")), _or_dummy(p, p.get("track_idx"))
+
+
 def _state_constexprs(p):
-    """Constexprs and launch options every ``chunk_state_kernel`` launch of the call shares."""
+    """Constexprs and launch options every ``chunk_state_kernel`` launch of the call shares (the
+    snapshot unit ``TRACK_STEPS`` in chunks: 0 without snapshots; the map walk sets its own 0)."""
     sc = p["sc"]
-    return dict(HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"],
+    return dict(TRACK_STEPS=TRACK_CHUNK // p["C"] if p.get("track") is not None else 0, HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"],
                 HAS_H0_IDX=p["h0_indices"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
                 IS_VARLEN=p["is_varlen"], HI_FIRST=bool(sc["hi_first"]), SPLIT_WS=bool(sc["split_ws"]),
                 SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
@@ -603,7 +617,8 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         grid = (p["N"] * p["HV"] * NV,)
     return launch(
         chunk_state_kernel, grid,
-        *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], _or_dummy(p, order), _or_dummy(p, carry), *strides,
+        *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], _or_dummy(p, order), _or_dummy(p, carry),
+        *_track_pointers(p), *strides,
         carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0, 0,
         BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, ORDERED=order is not None,
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0, PDL=pdl, launch_pdl=pdl,
@@ -624,10 +639,11 @@ def _launch_segments(p):
     maps, starts = p["seg_maps"], p["seg_starts"]
 
     common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)
+    track = _track_pointers(p)
     tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"], seg_max)
     launch(chunk_state_kernel, (HV, (K + V) // BV1, N * (seg_max - 1)),
-           *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, *strides, maps.stride(0), *tail,
-           BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **common)
+           *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, dummy, dummy, *strides,
+           maps.stride(0), *tail, BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **dict(common, TRACK_STEPS=0))
     stc = SEGMENT_STARTS_CONFIG
     BVC = min(stc["BV"], V)
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
@@ -636,5 +652,6 @@ def _launch_segments(p):
            IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=starts_map_columns(K),
            num_warps=stc["num_warps"], num_stages=stc["num_stages"])
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
-                  *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *strides, starts.stride(0), *tail,
+                  *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *track, *strides, starts.stride(0),
+                  *tail,
                   BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)

@@ -364,7 +364,7 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
 
 @triton.jit
 def chunk_state_kernel(
-    w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry,
+    w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry, track, track_idx,
     s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, s_carry,
     T, NT, slot_lo, slot_hi, seg_len, seg_max,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
@@ -372,7 +372,7 @@ def chunk_state_kernel(
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr, PDL: tl.constexpr,
-    POW2_SCALE: tl.constexpr, SEG: tl.constexpr,
+    POW2_SCALE: tl.constexpr, SEG: tl.constexpr, TRACK_STEPS: tl.constexpr,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
@@ -399,11 +399,18 @@ def chunk_state_kernel(
     stride ``s_carry``). ``segment_starts_kernel`` then chains ``S_z = M_{z-1} S_{z-1} + L_{z-1}``
     into ``carry`` of ``SEG = 2`` (fp32 ``[HV, N * seg_max, V, K]``, ``S_z^T`` at z >= 1), from
     which ``SEG = 2`` (grid ``(HV, V // BV, N * seg_max)``)
-    walks each segment again with the output; segment 0 starts from h0, the last one writes ht."""
+    walks each segment again with the output; segment 0 starts from h0, the last one writes ht.
+    ``TRACK_STEPS`` > 0 (not with ``SEG = 1``): state snapshots for prefix caching. Sequence n with
+    ``track_idx[n] = j >= 0`` writes the fp32 state after its first ``j * TRACK_STEPS`` chunks to
+    ``track[n]`` (layout of ``ht``): the walk covering chunk ``j * TRACK_STEPS`` stores the state it
+    enters that chunk with, or, where that is the sequence's end, the walk that ends it stores its
+    final state. Every chunk index has one walk in any cut into parts or segments, so exactly one
+    program per state tile writes it; other values write nothing."""
     if PDL:
         tl.extra.cuda.gdc_launch_dependents()
         tl.extra.cuda.gdc_wait()
     tl.static_assert(SEG == 0 or GRID_3D, "segments are the grid's third index")
+    tl.static_assert(SEG != 1 or TRACK_STEPS == 0, "the map walk has no state to snapshot")
     NV: tl.constexpr = (K + V) // BV if SEG == 1 else V // BV
     if GRID_3D:
         if V_TILES_ADJACENT:
@@ -488,7 +495,15 @@ def chunk_state_kernel(
         if slot0 < slot_lo:
             b_s = tl.load(carry + o_carry, cache_modifier=".cg")  # written by another launch
 
+    tc = -1
+    if TRACK_STEPS > 0:
+        tc = tl.load(track_idx + n).to(tl.int32)
+        tc = tl.where(tc >= 0, tc * TRACK_STEPS, -1)
+        o_track = (n.to(tl.int64) * HV + hv) * K * V + s_off
     for c in range(c_lo, c_hi):
+        if TRACK_STEPS > 0:
+            if c == tc:
+                tl.store(track + o_track, b_s)
         b_s = _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
                           slot0 + c, bos + c * C, eos, v_on, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC,
                           POW2_SCALE, SEG != 1)
@@ -498,6 +513,9 @@ def chunk_state_kernel(
         o_z = hv.to(tl.int64) * s_carry + z_map * (K + V) * K + _state_offsets(col, rk, K, K + V, True)
         tl.store(carry + o_z, b_s)
 
+    if TRACK_STEPS > 0:
+        if ends_here & (tc == nch):
+            tl.store(track + o_track, b_s)
     if HAS_HT:
         if ends_here:
             i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
