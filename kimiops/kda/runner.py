@@ -49,8 +49,8 @@ def _launcher(kind: KDAKind):
 def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
-    allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, bind=None, track_state=None,
-    track_chunk_idx=None,
+    allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None,
+    bind=None,
 ):
     """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
     ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only).
