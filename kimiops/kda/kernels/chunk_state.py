@@ -496,14 +496,20 @@ def chunk_state_kernel(
             b_s = tl.load(carry + o_carry, cache_modifier=".cg")  # written by another launch
 
     tc = -1
+    c_mid = c_lo
     if TRACK_STEPS > 0:
+        # the walk is split at the snapshot's chunk so its store sits between two loops: stored
+        # from inside the loop, the tile's layout conversion spilled (offline sm_90, 444-572 B)
         tc = tl.load(track_idx + n).to(tl.int32)
         tc = tl.where(tc >= 0, tc * TRACK_STEPS, -1)
-        o_track = (n.to(tl.int64) * HV + hv) * K * V + s_off
-    for c in range(c_lo, c_hi):
-        if TRACK_STEPS > 0:
-            if c == tc:
-                tl.store(track + o_track, b_s)
+        c_mid = tl.minimum(tl.maximum(tc, c_lo), c_hi)
+        for c in range(c_lo, c_mid):
+            b_s = _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
+                              slot0 + c, bos + c * C, eos, v_on, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC,
+                              POW2_SCALE, SEG != 1)
+        if (tc == c_mid) & (c_mid < c_hi):
+            tl.store(track + (n.to(tl.int64) * HV + hv) * K * V + s_off, b_s)
+    for c in range(c_mid, c_hi):
         b_s = _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, hv, cv, b_s,
                           slot0 + c, bos + c * C, eos, v_on, HV, K, V, C, HI_FIRST, SPLIT_WS, SPLIT_KV, INV_PREC,
                           POW2_SCALE, SEG != 1)
@@ -515,7 +521,7 @@ def chunk_state_kernel(
 
     if TRACK_STEPS > 0:
         if ends_here & (tc == nch):
-            tl.store(track + o_track, b_s)
+            tl.store(track + (n.to(tl.int64) * HV + hv) * K * V + s_off, b_s)
     if HAS_HT:
         if ends_here:
             i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
