@@ -93,7 +93,7 @@ def check_cu_seqlens(
     if reads_values(t):
         v = t.detach().cpu()
         if int(v[0]) != 0:
-            raise ValueError(f"{name}: expected cu_seqlens[0] == 0, got {int(v[0])}")
+            raise ValueError(f"{name}: expected {name}[0] == 0, got {int(v[0])}")
         if v.numel() > 1 and bool((v[1:] < v[:-1]).any()):
             raise ValueError(f"{name}: expected non-decreasing values, got {v.tolist()[:16]}")
         last = int(v[-1])

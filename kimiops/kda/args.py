@@ -72,9 +72,11 @@ def meta_key(*args) -> tuple:
 def check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name: str, pool_dtypes=STATE_DTYPES, allow_padded_tokens: bool = False,
-    spec_indices: bool = False, num_accepted=None,
+    spec_indices: bool = False, num_accepted=None, state_name: str = "initial_state", cu_name: str = "cu_seqlens",
 ) -> KDAShapes:
     """Check every argument of a KDA call and return its sizes; raises ValueError/TypeError.
+    ``indices_name``, ``state_name``, ``cu_name``: the caller's names of the pool indices, the
+    state and ``cu_seqlens``, used in error messages.
 
     ``spec_indices``: the pool indices may be ``[N, T_max]`` (speculative verification, decode),
     with ``num_accepted`` (``num_accepted_tokens``, ``[N]``) optional beside them.
@@ -87,13 +89,13 @@ def check_kda_args(
     if cacheable:
         key = meta_key(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
                        state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens,
-                       spec_indices, num_accepted)
+                       spec_indices, num_accepted, state_name, cu_name)
         hit = _validated.get(key)
         if hit is not None:
             return hit
     shapes = _check_kda_args(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias,
                              lower_bound, state_v_first, cu_seqlens, indices, indices_name, pool_dtypes,
-                             allow_padded_tokens, spec_indices, num_accepted)
+                             allow_padded_tokens, spec_indices, num_accepted, state_name, cu_name)
     if cacheable:
         _validated[key] = shapes
         if len(_validated) > _CACHE_SIZE:
@@ -104,6 +106,7 @@ def check_kda_args(
 def _check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens, spec_indices, num_accepted,
+    state_name, cu_name,
 ) -> KDAShapes:
     check_tensor("q", q, ndim=4, dtypes=FLOAT_DTYPES, last_dim_contiguous=True)
     device = q.device
@@ -138,7 +141,7 @@ def _check_kda_args(
     if cu_seqlens is not None:
         if B != 1:
             raise ValueError(f"q: expected batch size 1 with cu_seqlens (varlen), got B={B}")
-        check_cu_seqlens(cu_seqlens, T, device, allow_padding=allow_padded_tokens)
+        check_cu_seqlens(cu_seqlens, T, device, name=cu_name, allow_padding=allow_padded_tokens)
         N = cu_seqlens.shape[0] - 1
     else:
         N = B
@@ -150,12 +153,12 @@ def _check_kda_args(
                          f"verification), got {got}")
     if pool:
         if initial_state is None:
-            raise ValueError(f"initial_state: {indices_name} given, so a state pool [slots, HV, *, *] is expected, got None")
-        check_tensor("initial_state", initial_state, ndim=4, dtypes=pool_dtypes, device=device, contiguous=True)
+            raise ValueError(f"{state_name}: {indices_name} given, so a state pool [slots, HV, *, *] is expected, got None")
+        check_tensor(state_name, initial_state, ndim=4, dtypes=pool_dtypes, device=device, contiguous=True)
         want = (HV, V, K) if state_v_first else (HV, K, V)
         if tuple(initial_state.shape[1:]) != want:
             layout = "[slots, HV, V, K]" if state_v_first else "[slots, HV, K, V]"
-            raise ValueError(f"initial_state: expected a pool {layout} = [*, {', '.join(map(str, want))}], got {list(initial_state.shape)}")
+            raise ValueError(f"{state_name}: expected a pool {layout} = [*, {', '.join(map(str, want))}], got {list(initial_state.shape)}")
         check_indices(indices_name, indices, N, initial_state.shape[0], device, allow_2d=spec_indices)
         if reads_values(indices):
             real = indices[indices >= 0]
@@ -165,7 +168,7 @@ def _check_kda_args(
             _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, device)
     elif initial_state is not None:
         want = (N, HV, V, K) if state_v_first else (N, HV, K, V)
-        check_tensor("initial_state", initial_state, shape=want, dtypes=STATE_DTYPES, device=device)
+        check_tensor(state_name, initial_state, shape=want, dtypes=STATE_DTYPES, device=device)
     return KDAShapes(B, T, H, HV, K, V, N, scale, gate, lb, pool)
 
 

@@ -20,8 +20,10 @@ import torch
 from kimiops.kda.decode import _op as decode_op
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.prefill import _op as prefill_op
-from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_call
+from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_call, serving_kind
 from kimiops.validation import check_tensor
+
+_EXTEND, _DECODE = serving_kind(PREFILL), serving_kind(DECODE)  # errors name the backend's arguments
 
 
 class KDABackend:
@@ -95,7 +97,7 @@ class KDABackend:
               num_accepted=None, track_state=None, track_chunk_idx=None):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
-        op = prefill_op if kind is PREFILL else decode_op
+        op = prefill_op if kind.chunked else decode_op
         if track_state is not None or track_chunk_idx is not None:  # snapshots: always the full path
             return call_kda(
                 kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
@@ -126,7 +128,7 @@ class KDABackend:
         """
         q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
         self._check_pool(ssm_states)
-        o, _ = self._call(PREFILL, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
+        o, _ = self._call(_EXTEND, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
                           lower_bound, track_state=track_state, track_chunk_idx=track_chunk_idx)
         return o.squeeze(0) if squeeze else o
 
@@ -150,10 +152,10 @@ class KDABackend:
             if q.shape[1] < N:
                 raise ValueError(f"q: expected at least one token per request ({N}), got {q.shape[1]} rows")
             q, k, v, g, beta = (x[0, :N].unsqueeze(1) for x in (q, k, v, g, beta))
-            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound,
+            o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound,
                               num_accepted_tokens)
             o = o.squeeze(1).unsqueeze(0)
         else:
-            o, _ = self._call(DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
+            o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
                               lower_bound, num_accepted_tokens)
         return o.squeeze(0) if squeeze else o

@@ -7,7 +7,7 @@ the pool dtypes they accept and what a padded (-1) pool index means; both go thr
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -30,10 +30,19 @@ class KDAKind:
     indices_name: str
     pool_dtypes: tuple
     skip_padded: bool  # -1 index: skip the sequence (zero output) instead of starting from zeros
+    state_name: str = "initial_state"  # argument names in error messages
+    cu_name: str = "cu_seqlens"
 
 
 PREFILL = KDAKind("chunk_kda", True, "initial_state_indices", STATE_DTYPES, False)
 DECODE = KDAKind("fused_recurrent_kda", False, "ssm_state_indices", POOL_DTYPES_DECODE, True)
+
+
+def serving_kind(kind: KDAKind) -> KDAKind:
+    """``kind`` as ``KDABackend`` calls it: errors name the backend's arguments (``ssm_states``,
+    ``cache_indices``, ``query_start_loc``). Under ``torch.compile`` the registered op checks
+    with the op's own names."""
+    return replace(kind, indices_name="cache_indices", state_name="ssm_states", cu_name="query_start_loc")
 
 
 def _launcher(kind: KDAKind):
@@ -61,7 +70,7 @@ def run_kda(
     shapes = check_kda_args(
         q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
         indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens, spec_indices=not kind.chunked,
-        num_accepted=num_accepted,
+        num_accepted=num_accepted, state_name=kind.state_name, cu_name=kind.cu_name,
     )
     if track_state is not None or track_chunk_idx is not None:
         if not kind.chunked:

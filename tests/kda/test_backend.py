@@ -152,17 +152,25 @@ def test_speculative_decode_tokens_via_query_start_loc():
 
 
 def test_bad_inputs():
+    """Errors name the backend's own arguments (``ssm_states``, ``cache_indices``,
+    ``query_start_loc``), not those of the ops it calls."""
     be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
     gen = torch.Generator().manual_seed(5)
     toks = _raw(2, gen)
     idx = torch.tensor([0, 1], dtype=torch.int32)
     with pytest.raises(ValueError, match="ssm_states"):
         be.decode(*toks, ssm_states=torch.zeros(2, HV, K + 1, V), cache_indices=idx)
-    with pytest.raises(TypeError, match="initial_state: expected dtype"):
+    with pytest.raises(TypeError, match="ssm_states: expected dtype"):
         be.decode(*toks, ssm_states=torch.zeros(2, HV, V, K, dtype=torch.float16), cache_indices=idx)
-    with pytest.raises(ValueError, match=r"ssm_state_indices: expected values in \[-1, 2\)"):
+    with pytest.raises(TypeError, match="ssm_states: expected dtype float32"):
+        be.extend(*toks, ssm_states=torch.zeros(2, HV, V, K, dtype=torch.bfloat16), cache_indices=idx[:1],
+                  query_start_loc=torch.tensor([0, 2]))
+    with pytest.raises(ValueError, match=r"cache_indices: expected values in \[-1, 2\)"):
         be.decode(*toks, ssm_states=torch.zeros(2, HV, V, K), cache_indices=torch.tensor([0, 2], dtype=torch.int32))
-    with pytest.raises(ValueError, match=r"cu_seqlens: expected cu_seqlens\[-1\] <= 2"):
+    with pytest.raises(TypeError, match="cache_indices: expected dtype"):
+        be.extend(*toks, ssm_states=torch.zeros(2, HV, V, K), cache_indices=torch.tensor([0.0]),
+                  query_start_loc=torch.tensor([0, 2]))
+    with pytest.raises(ValueError, match=r"query_start_loc: expected query_start_loc\[-1\] <= 2"):
         be.extend(*toks, ssm_states=torch.zeros(2, HV, V, K), cache_indices=idx[:1], query_start_loc=torch.tensor([0, 3]))
     with pytest.raises(ValueError, match="q: expected shape"):
         kimiops.KDABackend(H, K + 16, V, num_v_heads=HV).decode(*toks, ssm_states=torch.zeros(2, HV, V, K + 16), cache_indices=idx)
