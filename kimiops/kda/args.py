@@ -153,12 +153,14 @@ def _check_kda_args(
                          f"verification), got {got}")
     if pool:
         if initial_state is None:
-            raise ValueError(f"{state_name}: {indices_name} given, so a state pool [slots, HV, *, *] is expected, got None")
+            raise ValueError(f"{state_name}: {indices_name} given, so a state pool [slots, HV, *, *] is expected, "
+                             "got None")
         check_tensor(state_name, initial_state, ndim=4, dtypes=pool_dtypes, device=device, contiguous=True)
         want = (HV, V, K) if state_v_first else (HV, K, V)
         if tuple(initial_state.shape[1:]) != want:
             layout = "[slots, HV, V, K]" if state_v_first else "[slots, HV, K, V]"
-            raise ValueError(f"{state_name}: expected a pool {layout} = [*, {', '.join(map(str, want))}], got {list(initial_state.shape)}")
+            raise ValueError(f"{state_name}: expected a pool {layout} = [*, {', '.join(map(str, want))}], "
+                             f"got {list(initial_state.shape)}")
         check_indices(indices_name, indices, N, initial_state.shape[0], device, allow_2d=spec_indices)
         if reads_values(indices):
             real = indices[indices >= 0]

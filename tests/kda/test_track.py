@@ -131,7 +131,8 @@ def test_backend_extend_snapshot_with_padding(backend):
               query_start_loc=cu, track_state=track, track_chunk_idx=torch.tensor([1, -1], dtype=torch.int32), **kw)
     alone = start.clone()
     be.extend(x.q[:, :64], x.k[:, :64], x.v[:, :64], x.g[:, :64], x.beta[:, :64], ssm_states=alone,
-              cache_indices=torch.tensor([2], dtype=torch.int32), query_start_loc=torch.tensor([0, 64], dtype=torch.int32),
+              cache_indices=torch.tensor([2], dtype=torch.int32),
+              query_start_loc=torch.tensor([0, 64], dtype=torch.int32),
               **kw)
     assert torch.isnan(track[1]).all()
     assert rel_err(track[0], alone[2]) < 1e-5
@@ -171,8 +172,10 @@ def _bad_track(mutate):
     (lambda kw: kw.pop("track_state"), ValueError, "track_state: needed with track_chunk_idx"),
     (lambda kw: kw.update(track_state=torch.zeros(2, 2, 16, 16, dtype=torch.bfloat16)), TypeError,
      "track_state: expected dtype"),
-    (lambda kw: kw.update(track_state=torch.zeros(3, 2, 16, 16)), ValueError, r"track_state: expected shape \[2, 2, 16, 16\]"),
-    (lambda kw: kw.update(track_state=torch.zeros(2, 2, 16, 32)[..., ::2]), ValueError, "track_state: expected a contiguous"),
+    (lambda kw: kw.update(track_state=torch.zeros(3, 2, 16, 16)), ValueError,
+     r"track_state: expected shape \[2, 2, 16, 16\]"),
+    (lambda kw: kw.update(track_state=torch.zeros(2, 2, 16, 32)[..., ::2]), ValueError,
+     "track_state: expected a contiguous"),
     (lambda kw: kw.update(track_chunk_idx=torch.tensor([1.0, 0.0])), TypeError, "track_chunk_idx: expected dtype"),
     (lambda kw: kw.update(track_chunk_idx=torch.tensor([1], dtype=torch.int32)), ValueError,
      r"track_chunk_idx: expected shape \[2\]"),

@@ -584,7 +584,8 @@ def _state_constexprs(p):
     """Constexprs and launch options every ``chunk_state_kernel`` launch of the call shares (the
     snapshot unit ``TRACK_STEPS`` in chunks: 0 without snapshots; the map walk sets its own 0)."""
     sc = p["sc"]
-    return dict(TRACK_STEPS=TRACK_CHUNK // p["C"] if p.get("track") is not None else 0, HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"],
+    return dict(HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"],
+                TRACK_STEPS=TRACK_CHUNK // p["C"] if p.get("track") is not None else 0,
                 HAS_H0_IDX=p["h0_indices"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
                 IS_VARLEN=p["is_varlen"], HI_FIRST=bool(sc["hi_first"]), SPLIT_WS=bool(sc["split_ws"]),
                 SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
@@ -652,6 +653,6 @@ def _launch_segments(p):
            IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=starts_map_columns(K),
            num_warps=stc["num_warps"], num_stages=stc["num_stages"])
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
-                  *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *track, *strides, starts.stride(0),
-                  *tail,
+                  *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *track, *strides,
+                  starts.stride(0), *tail,
                   BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)
