@@ -179,6 +179,47 @@ class SpecCase(Case):
         return state + inputs + 4 * (N * T + 2 * N + 1)
 
 
+class VerifyCase(SpecCase):
+    """SGLang's target verify of the same step (``KDABackend.target_verify``): requests start from
+    ``idx[:, 0]``, per-token states go to a buffer ``[N, SPEC_TOKENS, HV, V, K]``, the pool is read
+    only. ``ours_spec`` is the vLLM form of the same step (num_accepted 1: start at column 0), which
+    writes the same states into the pool, for the bit comparison and FLA's timing."""
+
+    def __init__(self, N, pool, gen, dev="cuda", buffer_dtype=torch.float32):
+        super().__init__(N, pool, gen, dev)
+        self.acc = torch.ones(N, device=dev, dtype=torch.int32)
+        self.start = self.idx[:, 0].contiguous()
+        self.rows = torch.arange(N, device=dev, dtype=torch.int32)
+        self.buffer = torch.zeros(N, SPEC_TOKENS, HV, V, K, device=dev, dtype=buffer_dtype)
+        self.backend = kimiops.KDABackend(H, K, V, HV, scale=self.scale)
+
+    def verify(self):
+        return lambda: self.backend.target_verify(
+            self.q, self.k, self.v, self.g, self.beta, ssm_states=self.pool, cache_indices=self.start,
+            query_start_loc=self.cu, intermediate_states_buffer=self.buffer, intermediate_state_indices=self.rows,
+            cache_steps=SPEC_TOKENS, A_log=self.A_log, dt_bias=self.dt_bias)
+
+
+def verify_compare(case, fla_fwd):
+    """Target verify against the vLLM form of the same step (ours; FLA's when given) from the same
+    pool: o and per-token states, bits for ours and relative error for FLA; the pool unchanged."""
+    start = case.pool.clone()
+    o_v = case.verify()().float()
+    pool_unchanged = torch.equal(case.pool, start)
+    slots = case.idx.long()
+    res = {"pool_unchanged": pool_unchanged}
+    for name, fn in (("ours_vllm_form", case.ours()), ("fla_vllm_form", case.fla(fla_fwd) if fla_fwd else None)):
+        if fn is None:
+            continue
+        case.pool.copy_(start)
+        o = fn().float()
+        states = case.pool[slots].to(case.buffer.dtype)
+        res[name] = {"o_bits_equal": torch.equal(o, o_v), "states_bits_equal": torch.equal(states, case.buffer),
+                     "o": rel_err(o_v, o), "states": rel_err(case.buffer, states)}
+    case.pool.copy_(start)
+    return res
+
+
 def spec_compare(case, fns):
     """Run each of ``fns`` from the same pool; o and the written slots of each against the first."""
     slots = case.idx.flatten().long()
@@ -212,6 +253,8 @@ def main():
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--spec-ns", type=int, nargs="*", default=list(SPEC_NS))
+    ap.add_argument("--verify-ns", type=int, nargs="*", default=[],
+                    help="also time KDABackend.target_verify (SGLang's form) at these N")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_kda_decode: needs a CUDA GPU")
@@ -339,6 +382,29 @@ def main():
         fl = (f"{row['fla_graph_us']:8.2f} {row['fla_pct_bw']:6.1f} {row['fla_graph_us'] / row['ours_graph_us']:7.2f}x"
               if "fla_graph_us" in row else f"{'-':>8} {'-':>6} {'-':>8}")
         print(f"{N:>4} {row['ours_graph_us']:8.2f} {row['ours_pct_bw']:6.1f} | {fl}  {json.dumps(errs)}")
+    res["verify_rows"] = []
+    if args.verify_ns:
+        print(f"target verify (SGLang's form: states into a buffer, pool read only), {SPEC_TOKENS} tokens per request:")
+        print(f"{'N':>4} {'buffer':>8} {'verify':>8} {'%bw':>6} | {'ours spec':>9} | {'fla spec':>8} {'speedup':>8}  check")
+    for N in args.verify_ns:
+        for bdt in (torch.float32, torch.bfloat16):
+            case = VerifyCase(N, pool, gen, buffer_dtype=bdt)
+            row = {"N": N, "tokens_per_request": SPEC_TOKENS, "buffer_dtype": str(bdt), "bytes": case.nbytes()}
+            row["check"] = verify_compare(case, fla_fwd)
+            ok = row["check"]["pool_unchanged"] and row["check"]["ours_vllm_form"]["o_bits_equal"] and (
+                bdt != torch.float32 or row["check"]["ours_vllm_form"]["states_bits_equal"])
+            if not ok:
+                res["FAILED"] = f"target verify check failed at N={N}, {bdt}: {row['check']}"
+            row["verify_graph_us"] = graph_us([case.verify()] * GRAPH_CALLS)
+            row["verify_pct_bw"] = 100 * case.nbytes() / (row["verify_graph_us"] * 1e-6) / bw
+            row["ours_spec_graph_us"] = graph_us([case.ours()] * GRAPH_CALLS)
+            if fla_fwd is not None:
+                row["fla_spec_graph_us"] = graph_us([case.fla(fla_fwd)] * GRAPH_CALLS)
+            res["verify_rows"].append(row)
+            fl = (f"{row['fla_spec_graph_us']:8.2f} {row['fla_spec_graph_us'] / row['verify_graph_us']:7.2f}x"
+                  if "fla_spec_graph_us" in row else f"{'-':>8} {'-':>8}")
+            print(f"{N:>4} {str(bdt)[6:]:>8} {row['verify_graph_us']:8.2f} {row['verify_pct_bw']:6.1f} | "
+                  f"{row['ours_spec_graph_us']:9.2f} | {fl}  {json.dumps(row['check'])}")
     first = res["rows"][0] if res["rows"] else {}
     # host cost of the public API at N=1 next to the sandbox's floor for any launch
     case1 = Case(1, pool, gen)

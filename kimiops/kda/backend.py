@@ -94,15 +94,16 @@ class KDABackend:
             raise ValueError(f"ssm_states: expected [slots, {want[0]}, {want[1]}, {want[2]}] (V-first), got {list(ssm_states.shape)}")
 
     def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound,
-              num_accepted=None, track_state=None, track_chunk_idx=None):
+              num_accepted=None, track_state=None, track_chunk_idx=None, verify=None):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
         op = prefill_op if kind.chunked else decode_op
-        if track_state is not None or track_chunk_idx is not None:  # snapshots: always the full path
+        if track_state is not None or track_chunk_idx is not None or verify is not None:  # always the full path
+            buffer, rows = verify if verify is not None else (None, None)
             return call_kda(
                 kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
                 lower_bound, True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded,
-                track_state=track_state, track_chunk_idx=track_chunk_idx,
+                track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=buffer, verify_rows=rows,
             )
         res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
                               lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
@@ -158,4 +159,31 @@ class KDABackend:
         else:
             o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
                               lower_bound, num_accepted_tokens)
+        return o.squeeze(0) if squeeze else o
+
+    def target_verify(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
+                      intermediate_states_buffer, intermediate_state_indices, cache_steps=None, A_log=None,
+                      dt_bias=None, lower_bound=None, retrieve_parent_token=None) -> torch.Tensor:
+        """Verify chains of draft tokens without touching the pool (SGLang's ``target_verify``,
+        :mod:`kimiops.kda.verify`).
+
+        Request n (rows of ``query_start_loc``, at most ``cache_steps`` tokens) starts from
+        ``ssm_states[cache_indices[n]]`` (-1: padded request, zero output, nothing written) and the
+        state after its token t is written to ``intermediate_states_buffer[intermediate_state_indices[n], t]``
+        (``[rows, cache_steps, HV, V, K]``, fp32 or bf16; row -1: none). ``ssm_states`` is read
+        only. ``cache_steps``, when given, must be the buffer's second dimension. Tree drafts
+        (``retrieve_parent_token``) raise ``NotImplementedError``. Returns o like ``v``.
+        """
+        if retrieve_parent_token is not None:
+            raise NotImplementedError("retrieve_parent_token: tree drafts (topk > 1) are not supported by "
+                                      "KDABackend.target_verify; pass None (chains of draft tokens)")
+        if cache_steps is not None and isinstance(intermediate_states_buffer, torch.Tensor) and \
+                intermediate_states_buffer.dim() == 5 and cache_steps != intermediate_states_buffer.shape[1]:
+            raise ValueError(f"cache_steps: expected the buffer's second dimension "
+                             f"({intermediate_states_buffer.shape[1]}), got {cache_steps}")
+        q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
+        self._check_pool(ssm_states)
+        check_tensor("cache_indices", cache_indices, ndim=1)
+        o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
+                          lower_bound, verify=(intermediate_states_buffer, intermediate_state_indices))
         return o.squeeze(0) if squeeze else o

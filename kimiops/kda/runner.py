@@ -16,6 +16,7 @@ from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
 from kimiops.kda.dispatch import kda_backend
 from kimiops.kda.torch_path import kda_torch, sequence_lengths
 from kimiops.kda.track import check_track
+from kimiops.kda.verify import check_verify
 from kimiops.kda.workspace import empty_cache as _empty_workspace
 from kimiops.streams import on_device
 from kimiops.validation import check_tensor, debug_enabled
@@ -59,13 +60,15 @@ def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
     allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None,
-    bind=None,
+    verify_buffer=None, verify_rows=None, bind=None,
 ):
     """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
     ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only).
     ``num_accepted``: ``num_accepted_tokens`` of speculative verification (decode only).
     ``track_state``, ``track_chunk_idx``: state snapshots (prefill only, :mod:`kimiops.kda.track`),
-    ``track_state`` written in place."""
+    ``track_state`` written in place.
+    ``verify_buffer``, ``verify_rows``: target verification (decode only, :mod:`kimiops.kda.verify`):
+    per-token states into the buffer, the pool read but not written."""
     state = pool if pool is not None else initial_state
     shapes = check_kda_args(
         q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
@@ -77,15 +80,26 @@ def run_kda(
             raise ValueError(f"track_state: state snapshots are taken by chunk_kda, not {kind.name}")
         check_track(track_state, track_chunk_idx, shapes.state_shape(shapes.N, state_v_first), q.device,
                     lambda: sequence_lengths(shapes, cu_seqlens))
+    steps = 0
+    if verify_buffer is not None or verify_rows is not None:
+        if kind.chunked or not shapes.pool or indices.dim() != 1:
+            raise ValueError(f"intermediate_states_buffer: target verification needs the decode op with "
+                             f"one-dimensional {kind.indices_name}")
+        steps = check_verify(verify_buffer, verify_rows, N=shapes.N,
+                             state_shape=shapes.state_shape(0, state_v_first)[1:], dtypes=kind.pool_dtypes,
+                             device=q.device, lengths=lambda: sequence_lengths(shapes, cu_seqlens))
     if backend == "torch":
         return kda_torch(
             q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
             output_final_state=output_final_state, state_v_first=state_v_first, cu_seqlens=cu_seqlens,
             use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid, A_log=A_log, dt_bias=dt_bias,
             skip_padded=kind.skip_padded, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
-            track_state=track_state, track_chunk_idx=track_chunk_idx,
+            track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=verify_buffer,
+            verify_rows=verify_rows,
         )
-    if shapes.pool:
+    if steps:
+        h0, ht, h0_idx, ht_idx = pool, verify_buffer, indices, verify_rows
+    elif shapes.pool:
         h0, ht, h0_idx, ht_idx = pool, pool, indices, indices
     else:
         ht = (
@@ -96,7 +110,8 @@ def run_kda(
     launch = _launcher(kind)
     extra = {"allow_neg_eigval": allow_neg_eigval}
     if not kind.chunked:
-        extra.update(skip_padded=kind.skip_padded, bind=bind, num_accepted=num_accepted)
+        extra.update(skip_padded=kind.skip_padded, bind=None if steps else bind, num_accepted=num_accepted,
+                     token_steps=steps)
     else:  # the chunk kernels index dense [B, T, heads, dim] rows
         extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx)
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
@@ -121,7 +136,7 @@ def register_kda_op(kind: KDAKind):
     """Register ``kimiops::<kind.name>`` as a torch.library custom op (pool mutated in place) with
     a fake implementation, so ``torch.compile`` traces callers without graph breaks."""
 
-    @torch.library.custom_op(f"kimiops::{kind.name}", mutates_args=("pool", "track_state"))
+    @torch.library.custom_op(f"kimiops::{kind.name}", mutates_args=("pool", "track_state", "verify_buffer"))
     def op(
         q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
         initial_state: torch.Tensor | None, pool: torch.Tensor | None, indices: torch.Tensor | None,
@@ -129,20 +144,21 @@ def register_kda_op(kind: KDAKind):
         scale: float | None, lower_bound: float | None, output_final_state: bool, use_qk_l2norm: bool,
         use_gate: bool, use_beta_sigmoid: bool, state_v_first: bool, backend: str, allow_padded_tokens: bool,
         allow_neg_eigval: bool, num_accepted: torch.Tensor | None, track_state: torch.Tensor | None,
-        track_chunk_idx: torch.Tensor | None,
+        track_chunk_idx: torch.Tensor | None, verify_buffer: torch.Tensor | None, verify_rows: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         o, ht = run_kda(
             kind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
             output_final_state and pool is None, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
             allow_padded_tokens, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
-            track_state=track_state, track_chunk_idx=track_chunk_idx,
+            track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=verify_buffer,
+            verify_rows=verify_rows,
         )
         return o, (ht if ht is not None else o.new_empty(0, dtype=torch.float32))
 
     @op.register_fake
     def _(q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
           output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens,
-          allow_neg_eigval, num_accepted, track_state, track_chunk_idx):
+          allow_neg_eigval, num_accepted, track_state, track_chunk_idx, verify_buffer, verify_rows):
         o = torch.empty_like(v)
         if not output_final_state or pool is not None:
             return o, v.new_empty(0, dtype=torch.float32)
@@ -338,7 +354,7 @@ def forget_eager() -> None:
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
              allow_padded_tokens=False, eager_key=None, allow_neg_eigval=False, num_accepted=None,
-             track_state=None, track_chunk_idx=None):
+             track_state=None, track_chunk_idx=None, verify_buffer=None, verify_rows=None):
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
@@ -355,7 +371,7 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
         q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
         bool(state_v_first), chosen, bool(allow_padded_tokens), bool(allow_neg_eigval), num_accepted, track_state,
-        track_chunk_idx,
+        track_chunk_idx, verify_buffer, verify_rows,
     )
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None

@@ -50,7 +50,8 @@ def sequence_of_token(shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
 def kda_torch(
     q, k, v, g, beta, shapes: KDAShapes, *, chunked: bool, initial_state, indices, output_final_state,
     state_v_first, cu_seqlens, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias, skip_padded: bool,
-    allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None,
+    allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None, verify_buffer=None,
+    verify_rows=None,
 ):
     """Run one KDA call in torch. Returns ``(o, final_state or None)``; pools are updated in place.
 
@@ -60,6 +61,8 @@ def kda_torch(
     ``indices[n, num_accepted[n] - 1]`` (column 0 without ``num_accepted``) and the state after its
     token t goes to slot ``indices[n, t]`` (none where it is -1).
     ``track_state`` / ``track_chunk_idx`` (chunked only): state snapshots, see :mod:`kimiops.kda.track`.
+    ``verify_buffer`` / ``verify_rows`` (decode with ``[N]`` indices): target verification, see
+    :mod:`kimiops.kda.verify`; the pool is read, not written.
     """
     qf, kf, gf, bf = preprocess(q, k, g, beta, shapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias,
                                 allow_neg_eigval)
@@ -76,7 +79,8 @@ def kda_torch(
         gathered = initial_state[start.clamp(min=0)].to(qf.dtype)
         h0 = torch.where(valid[:, None, None, None], gathered, torch.zeros_like(gathered))  # poison-safe
     oracle = naive_chunk_kda if chunked else naive_recurrent_kda
-    extra = {"token_states": True} if spec else {}
+    verify = verify_buffer is not None
+    extra = {"token_states": True} if spec or verify else {}
     if track_state is not None:
         extra.update(state_after=_snapshot_tokens(track_chunk_idx, shapes, cu_seqlens), chunk_size=TRACK_CHUNK)
     res = oracle(
@@ -97,6 +101,9 @@ def kda_torch(
             o = torch.where(keep[..., None, None], o, torch.zeros_like(o))
         if spec:
             _store_token_states(initial_state, idx, valid, seq, real, res[2], shapes, cu_seqlens)
+        elif verify:
+            _store_verify_states(verify_buffer, verify_rows.to(torch.int64), valid, seq, real, res[2], shapes,
+                                 cu_seqlens)
         else:
             initial_state[idx[valid]] = ht[valid].to(initial_state.dtype)
         ht = initial_state if output_final_state else None
@@ -110,6 +117,20 @@ def _snapshot_tokens(track_chunk_idx, shapes: KDAShapes, cu_seqlens) -> list[int
     end, which only unchecked GPU values can hold, ask for none as in the kernels)."""
     at = [j * TRACK_CHUNK for j in track_chunk_idx.tolist()]
     return [a if 0 <= a <= n else -1 for a, n in zip(at, sequence_lengths(shapes, cu_seqlens).tolist())]
+
+
+def _store_verify_states(buffer, rows, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):
+    """Target verification: the state after token row r of request n (``after [B, T, ...]``) goes
+    to ``buffer[rows[n], r - start of n]`` where ``rows[n] >= 0``, the request is not padding and
+    the position is below the buffer's ``cache_steps``."""
+    if shapes.N == 0 or shapes.T == 0:
+        return
+    pos = torch.arange(shapes.T, device=rows.device).expand(shapes.B, shapes.T)
+    if cu_seqlens is not None:
+        pos = pos - cu_seqlens.to(torch.int64)[seq]
+    row = rows[seq]
+    keep = real & valid[seq] & (row >= 0) & (pos < buffer.shape[1])
+    buffer[row[keep], pos[keep]] = after[keep].to(buffer.dtype)
 
 
 def _store_token_states(pool, idx, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):

@@ -153,7 +153,7 @@ def _recurrent_kda_fwd_kernel(
     USE_QK_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr,
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
-    NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr,
+    NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr, STEPS: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -177,7 +177,12 @@ def _recurrent_kda_fwd_kernel(
         bos = T * 0
         eos = T
     i0 = n64
-    if SPEC:  # start slot idx[n, a_n - 1]; the writes go to idx[n, t] in the token loop
+    row = n64
+    if SPEC == 2:  # start slot h0_idx[n]; the writes go to ht[ht_idx[n], t] (row stride s_idx)
+        i0 = tl.load(h0_idx + i_n).to(tl.int64)
+        row = tl.load(ht_idx + i_n).to(tl.int64)
+        i1 = i0
+    elif SPEC:  # start slot idx[n, a_n - 1]; the writes go to idx[n, t] in the token loop
         first = n64 * 0
         if HAS_NUM_ACC:
             first = tl.load(num_acc + i_n).to(tl.int64) - 1
@@ -298,7 +303,10 @@ def _recurrent_kda_fwd_kernel(
         if SKIP_PADDED:
             b_o = tl.where(live, b_o, 0.0)
         tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
-        if SPEC:  # the state after this token, for the engine to resume from if it accepts it
+        if SPEC == 2:  # into the caller's buffer, not the pool (SGLang's target verify)
+            p_st = ht + row * s_idx + (t - bos) * ST_SLOT + i_hv * ST_HEAD + offs_h
+            tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (row >= 0) & (t - bos < STEPS))
+        elif SPEC:  # the state after this token, for the engine to resume from if it accepts it
             slot = tl.load(ht_idx + n64 * s_idx + (t - bos)).to(tl.int64)
             p_st = ht + slot * ST_SLOT + i_hv * ST_HEAD + offs_h
             tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (slot >= 0))
@@ -342,7 +350,7 @@ _launch_cache: dict = {}
 def recurrent_kda_fwd(
     q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, bind=None,
-    allow_neg_eigval=False, num_accepted=None,
+    allow_neg_eigval=False, num_accepted=None, token_steps=0,
 ) -> torch.Tensor:
     """Recurrent KDA forward over a state pool (decode, speculative verification, short prefill).
 
@@ -366,6 +374,11 @@ def recurrent_kda_fwd(
             along T_max), then ``ht`` must be ``h0`` and ``ht_indices`` ``h0_indices``: sequence n
             reads slot ``[n, num_accepted[n] - 1]`` (``[n, 0]`` without ``num_accepted``) and
             writes the state after its token t to slot ``[n, t]`` (none where it is -1).
+            With ``token_steps`` > 0 (SGLang's target verify) ``ht`` is instead a buffer
+            ``[rows, token_steps, HV, K, V]`` (``[.., V, K]``; row stride arbitrary) and
+            ``ht_indices`` int32/int64 ``[N]`` its rows: sequence n starts from
+            ``h0[h0_indices[n]]`` (-1: padding) and writes the state after its token t < token_steps
+            to ``ht[ht_indices[n], t]`` (none for row -1); no final state is written.
         state_v_first: state layout (see above).
         use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing; ``allow_neg_eigval``: beta is
             ``2 sigmoid`` of the logits (needs ``use_beta_sigmoid``).
@@ -388,7 +401,7 @@ def recurrent_kda_fwd(
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind,
-        allow_neg_eigval, num_accepted,
+        allow_neg_eigval, num_accepted, token_steps,
     )
 
 
@@ -466,7 +479,7 @@ def _new_output(v):
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind=None,
-    allow_neg_eigval=False, num_accepted=None,
+    allow_neg_eigval=False, num_accepted=None, token_steps=0,
 ):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -492,10 +505,21 @@ def _launch(
     if not has_ht:
         ht_indices = None
     s0_slot, s0_head = _state_strides("h0", h0, state_v_first, K, V) if has_h0 else (0, 0)
-    st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
+    s_idx = 0
+    if token_steps:  # ht: a buffer [rows, token_steps, HV, ...] of per-token states
+        if not (has_h0 and has_ht and h0_indices is not None and ht_indices is not None and ht.dim() == 5
+                and h0_indices.dim() == 1 and ht_indices.dim() == 1 and num_accepted is None):
+            raise ValueError("token_steps: needs h0 with h0_indices [N], a buffer ht [rows, token_steps, HV, *, *] "
+                             "with ht_indices [N], and no num_accepted")
+        st = ht.stride()
+        if st[4] != 1 or st[3] != (K if state_v_first else V):
+            raise ValueError(f"ht: each state matrix of the buffer must be contiguous, got strides {st}")
+        s_idx, st_slot, st_head = st[0], st[1], st[2]
+    else:
+        st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
-    spec = h0_indices is not None and h0_indices.dim() == 2
-    if spec and not (inplace and (h0_indices.stride(1) == 1 or h0_indices.shape[1] == 1)):
+    spec = 2 if token_steps else int(h0_indices is not None and h0_indices.dim() == 2)
+    if spec == 1 and not (inplace and (h0_indices.stride(1) == 1 or h0_indices.shape[1] == 1)):
         raise ValueError("h0_indices: two-dimensional indices (speculative verification) need ht is h0, "
                          "ht_indices is h0_indices and stride 1 along tokens")
     if num_accepted is not None and not spec:
@@ -516,11 +540,12 @@ def _launch(
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
         BK == K, V % bv == 0, pdl, bool(hints), bool(allow_neg_eigval), spec, num_accepted is not None,
+        int(token_steps),
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted,
         float(scale), float(lower_bound) if use_lb else 0.0,
-        N, B * T if varlen else T, h0_indices.stride(0) if spec else 0,
+        N, B * T if varlen else T, h0_indices.stride(0) if spec == 1 else s_idx,
         sqb, qs[1], qs[2], skb, ks[1], ks[2], svb, vs[1], vs[2],
         sgb, gs[1], gs[2], sbb, bs[1], bs[2], sob, os_[1], os_[2],
         *cex,

@@ -1,0 +1,62 @@
+"""Target verification of speculative decoding as SGLang's KDA backend runs it (``target_verify``).
+
+Each request carries a chain of draft tokens (``query_start_loc`` rows, at most ``cache_steps``).
+The pool is not updated: request n starts from ``ssm_states[cache_indices[n]]`` and the state after
+each of its tokens t goes to ``intermediate_states_buffer[intermediate_state_indices[n], t]``, from
+which the engine copies the state of the last accepted token afterwards (SGLang's
+``fused_sigmoid_gating_delta_rule_update(..., disable_state_update=True,
+intermediate_states_buffer=..., intermediate_state_indices=..., cache_steps=...)``). Tree drafts
+(``retrieve_parent_token``, EAGLE with topk > 1) are not supported, as in SGLang's FlashInfer path.
+
+The kernel is the decode kernel (``recurrent.py``, ``SPEC = 2``); the torch path stores the
+oracle's per-token states (``torch_path.py``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kimiops.validation import INDEX_DTYPES, check_tensor, reads_values
+
+
+def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, device, lengths) -> int:
+    """Check a target-verify call's buffer and rows before any launch; returns ``cache_steps``.
+
+    Args:
+        buffer: ``[rows, cache_steps, *state_shape]`` (``state_shape`` = ``(HV, V, K)`` V-first or
+            ``(HV, K, V)``), a dtype of ``dtypes``, on ``device``, each state matrix contiguous.
+        rows: int32/int64 ``[N]``, values (read on CPU and with ``KIMIOPS_DEBUG=1``) in
+            ``[-1, buffer rows)``, distinct where >= 0.
+        lengths: a callable returning the requests' token counts (CPU int64 ``[N]``), called only
+            when values are read: none may exceed ``cache_steps``.
+    """
+    if (buffer is None) != (rows is None):
+        given, missing = ("intermediate_states_buffer", "intermediate_state_indices") if rows is None else \
+            ("intermediate_state_indices", "intermediate_states_buffer")
+        raise ValueError(f"{missing}: needed with {given}, got None")
+    check_tensor("intermediate_states_buffer", buffer, ndim=5, dtypes=dtypes, device=device)
+    if tuple(buffer.shape[2:]) != tuple(state_shape):
+        raise ValueError(f"intermediate_states_buffer: expected shape [rows, cache_steps, "
+                         f"{', '.join(map(str, state_shape))}], got {list(buffer.shape)}")
+    if buffer.stride(4) != 1 or buffer.stride(3) != state_shape[2]:
+        raise ValueError(f"intermediate_states_buffer: each state matrix must be contiguous, got strides "
+                         f"{buffer.stride()}")
+    check_tensor("intermediate_state_indices", rows, shape=(N,), dtypes=INDEX_DTYPES, device=device)
+    steps = buffer.shape[1]
+    if steps < 1:
+        raise ValueError(f"intermediate_states_buffer: expected at least one state row per request "
+                         f"(cache_steps >= 1), got shape {list(buffer.shape)}")
+    if reads_values(rows) and N:
+        r = rows.detach().cpu().to(torch.int64)
+        if int(r.min()) < -1 or int(r.max()) >= buffer.shape[0]:
+            raise ValueError(f"intermediate_state_indices: expected values in [-1, {buffer.shape[0]}), "
+                             f"got range [{int(r.min())}, {int(r.max())}]")
+        real = r[r >= 0]
+        if real.numel() != real.unique().numel():
+            raise ValueError("intermediate_state_indices: expected distinct rows for distinct requests "
+                             "(-1 may repeat), got duplicates")
+        longest = int(lengths().max())
+        if longest > steps:
+            raise ValueError(f"intermediate_states_buffer: a request has {longest} tokens, more than its "
+                             f"cache_steps = {steps} state rows")
+    return steps
