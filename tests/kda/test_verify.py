@@ -39,7 +39,7 @@ def _step(lengths, H, HV, K, V, slots, seed, device="cpu", dtype=torch.float32, 
 def _oracle(x, pool, start, qsl, scale):
     """fp64 token states ``[T, HV, V, K]`` and outputs of the step from ``pool[start]`` (zeros for -1)."""
     HV, V, K = pool.shape[1:]
-    h0 = torch.stack([pool[s].double() if s >= 0 else torch.zeros(HV, V, K, dtype=torch.float64)
+    h0 = torch.stack([pool[s].double().cpu() if s >= 0 else torch.zeros(HV, V, K, dtype=torch.float64)
                       for s in start.tolist()])
     g = kda_gate(x["g"][: x["q"].shape[0]].double().cpu(), x["A_log"].double().cpu(), x["dt_bias"].double().cpu(),
                  None, output_dtype=torch.float64)
