@@ -274,7 +274,7 @@ def main():
     print(f"{dev_name}  torch {torch.__version__}  triton {triton.__version__}  fla {res['versions']['fla']}")
     print(f"copy bandwidth (read+write, 1 GiB D2D): {bw / 1e12:.3f} TB/s")
 
-    slots = 2 * max(args.ns + [8] + [n * SPEC_TOKENS for n in args.spec_ns])
+    slots = 2 * max(args.ns + [8] + [n * SPEC_TOKENS for n in args.spec_ns + args.verify_ns])
     pool = torch.randn(slots, HV, V, K, device="cuda", generator=gen) * 0.1
     fla_fwd, fla_err = (None, "disabled (--no-fla)") if args.no_fla else fla_impl()
 
