@@ -25,7 +25,7 @@ for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
                  HAS_HT=True, HAS_HT_IDX=True, INPLACE=True, SKIP_PADDED=True, USE_QK_L2NORM=True,
                  USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
                  EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints, NEG_EIGVAL=False, SPEC=False,
-                 HAS_NUM_ACC=False, STEPS=0)
+                 HAS_NUM_ACC=False, STEPS=0, ST_ROW=0)
     k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     stats = {

@@ -154,6 +154,7 @@ def _recurrent_kda_fwd_kernel(
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
     NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr, STEPS: tl.constexpr,
+    ST_ROW: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -178,7 +179,7 @@ def _recurrent_kda_fwd_kernel(
         eos = T
     i0 = n64
     row = n64
-    if SPEC == 2:  # start slot h0_idx[n]; the writes go to ht[ht_idx[n], t] (row stride s_idx)
+    if SPEC == 2:  # start slot h0_idx[n]; the writes go to ht[ht_idx[n], t] (row stride ST_ROW)
         i0 = tl.load(h0_idx + i_n).to(tl.int64)
         row = tl.load(ht_idx + i_n).to(tl.int64)
         i1 = i0
@@ -304,7 +305,9 @@ def _recurrent_kda_fwd_kernel(
             b_o = tl.where(live, b_o, 0.0)
         tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
         if SPEC == 2:  # into the caller's buffer, not the pool (SGLang's target verify)
-            p_st = ht + row * s_idx + (t - bos) * ST_SLOT + i_hv * ST_HEAD + offs_h
+            # the row stride is a constexpr like the slot strides: as a runtime int the compiler could
+            # not prove the tile 16-byte aligned and stored it in 4-byte pieces
+            p_st = ht + row * ST_ROW + (t - bos) * ST_SLOT + i_hv * ST_HEAD + offs_h
             tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (row >= 0) & (t - bos < STEPS))
         elif SPEC:  # the state after this token, for the engine to resume from if it accepts it
             slot = tl.load(ht_idx + n64 * s_idx + (t - bos)).to(tl.int64)
@@ -505,7 +508,7 @@ def _launch(
     if not has_ht:
         ht_indices = None
     s0_slot, s0_head = _state_strides("h0", h0, state_v_first, K, V) if has_h0 else (0, 0)
-    s_idx = 0
+    st_row = 0
     if token_steps:  # ht: a buffer [rows, token_steps, HV, ...] of per-token states
         if not (has_h0 and has_ht and h0_indices is not None and ht_indices is not None and ht.dim() == 5
                 and h0_indices.dim() == 1 and ht_indices.dim() == 1 and num_accepted is None):
@@ -514,7 +517,7 @@ def _launch(
         st = ht.stride()
         if st[4] != 1 or st[3] != (K if state_v_first else V):
             raise ValueError(f"ht: each state matrix of the buffer must be contiguous, got strides {st}")
-        s_idx, st_slot, st_head = st[0], st[1], st[2]
+        st_row, st_slot, st_head = st[0], st[1], st[2]
     else:
         st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
@@ -540,12 +543,12 @@ def _launch(
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
         BK == K, V % bv == 0, pdl, bool(hints), bool(allow_neg_eigval), spec, num_accepted is not None,
-        int(token_steps),
+        int(token_steps), st_row,
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted,
         float(scale), float(lower_bound) if use_lb else 0.0,
-        N, B * T if varlen else T, h0_indices.stride(0) if spec == 1 else s_idx,
+        N, B * T if varlen else T, h0_indices.stride(0) if spec == 1 else 0,
         sqb, qs[1], qs[2], skb, ks[1], ks[2], svb, vs[1], vs[2],
         sgb, gs[1], gs[2], sbb, bs[1], bs[2], sob, os_[1], os_[2],
         *cex,
