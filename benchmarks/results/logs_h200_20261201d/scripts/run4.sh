@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run 4 (and 5, with the pool sized for --verify-ns alone; and 6, the buffer row stride a constexpr): the two GPU target-verify tests after their fix (the oracle's zero start states were built
+# Run 4 (and 5, with the pool sized for --verify-ns alone; 6, the buffer row stride a constexpr; 7, the check by tolerance and bytes in the buffer dtype): the two GPU target-verify tests after their fix (the oracle's zero start states were built
 # on the CPU beside CUDA pool states), and the target-verify rows again.
 set -uo pipefail
 for w in .whl/*.whl; do python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$w"; done
