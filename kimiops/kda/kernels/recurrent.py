@@ -32,7 +32,10 @@ Speculative verification (``SPEC``: indices ``[N, T_max]``, vLLM's convention): 
 from slot ``idx[n, a_n - 1]`` (``a_n = num_accepted_tokens[n]``, or ``idx[n, 0]`` without it) and
 the state after its token t is stored to slot ``idx[n, t]`` (skipped where that index is -1), so
 the engine can resume from whichever draft token it accepts. The sequence is padding when its
-start slot is -1.
+start slot is -1. ``SPEC = 2`` is SGLang's target verify: indices ``[N]``, sequence n starts from
+``h0[h0_idx[n]]`` and the state after its token t goes to a separate buffer at
+``ht[ht_idx[n], t]`` (``STEPS`` rows per sequence, row stride ``ST_ROW``; none for row -1), so the
+pool is only read (``kimiops/kda/verify.py``).
 
 Padding (pool index -1): with ``SKIP_PADDED`` (decode) the sequence reads and writes no state
 and its output rows are exactly zero (``tl.where``, so garbage or NaN padding inputs cannot leak);
