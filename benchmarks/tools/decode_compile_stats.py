@@ -16,7 +16,7 @@ from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
 POINTERS = {n: "*bf16" for n in ("q", "k", "v", "g", "beta", "o")}
 POINTERS.update({"h0": "*fp32", "ht": "*fp32", "h0_idx": "*i32", "ht_idx": "*i32", "cu_seqlens": "*i32",
-                 "A_log": "*fp32", "dt_bias": "*fp32", "num_acc": "*i32"})
+                 "A_log": "*fp32", "dt_bias": "*fp32", "num_acc": "*i32", "parent": "*i32"})
 K = V = 128
 HV = 32
 for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
@@ -25,7 +25,7 @@ for bv, nw, hints in sorted({cfg for _, cfg in rec._CONFIGS[True]}):
                  HAS_HT=True, HAS_HT_IDX=True, INPLACE=True, SKIP_PADDED=True, USE_QK_L2NORM=True,
                  USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
                  EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints, NEG_EIGVAL=False, SPEC=False,
-                 HAS_NUM_ACC=False, STEPS=0, ST_ROW=0)
+                 HAS_NUM_ACC=False, STEPS=0, ST_ROW=0, HAS_PARENT=False)
     k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     stats = {

@@ -99,11 +99,12 @@ class KDABackend:
         padded = cu_seqlens is not None
         op = prefill_op if kind.chunked else decode_op
         if track_state is not None or track_chunk_idx is not None or verify is not None:  # always the full path
-            buffer, rows = verify if verify is not None else (None, None)
+            buffer, rows, parents = verify if verify is not None else (None, None, None)
             return call_kda(
                 kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
                 lower_bound, True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded,
                 track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=buffer, verify_rows=rows,
+                verify_parents=parents,
             )
         res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
                               lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
@@ -171,12 +172,11 @@ class KDABackend:
         ``ssm_states[cache_indices[n]]`` (-1: padded request, zero output, nothing written) and the
         state after its token t is written to ``intermediate_states_buffer[intermediate_state_indices[n], t]``
         (``[rows, cache_steps, HV, V, K]``, fp32 or bf16; row -1: none). ``ssm_states`` is read
-        only. ``cache_steps``, when given, must be the buffer's second dimension. Tree drafts
-        (``retrieve_parent_token``) raise ``NotImplementedError``. Returns o like ``v``.
+        only. ``cache_steps``, when given, must be the buffer's second dimension. Tree drafts:
+        ``retrieve_parent_token`` int32 ``[N, >= cache_steps]``, token t > 0 continues from the
+        state after token ``retrieve_parent_token[n, t]`` of its request (-1: the pool state),
+        read back from the buffer. Returns o like ``v``.
         """
-        if retrieve_parent_token is not None:
-            raise NotImplementedError("retrieve_parent_token: tree drafts (topk > 1) are not supported by "
-                                      "KDABackend.target_verify; pass None (chains of draft tokens)")
         if cache_steps is not None and isinstance(intermediate_states_buffer, torch.Tensor) and \
                 intermediate_states_buffer.dim() == 5 and cache_steps != intermediate_states_buffer.shape[1]:
             raise ValueError(f"cache_steps: expected the buffer's second dimension "
@@ -185,5 +185,6 @@ class KDABackend:
         self._check_pool(ssm_states)
         check_tensor("cache_indices", cache_indices, ndim=1)
         o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
-                          lower_bound, verify=(intermediate_states_buffer, intermediate_state_indices))
+                          lower_bound, verify=(intermediate_states_buffer, intermediate_state_indices,
+                                               retrieve_parent_token))
         return o.squeeze(0) if squeeze else o

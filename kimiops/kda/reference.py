@@ -70,26 +70,35 @@ def naive_recurrent_kda(
     cu_seqlens: torch.Tensor | None = None,
     state_v_first: bool = False,
     token_states: bool = False,
+    token_parents: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Token-by-token recurrence: ``S = diag(e^g) S; S += beta k (v - S^T k)^T; o = S^T (scale q)``.
 
     ``token_states``: also return, as a third result, the state after every token row
     ``[B, T, HV, K, V]`` (``[B, T, HV, V, K]`` with ``state_v_first``; zeros on rows of no sequence).
+    ``token_parents``: ``[B, T]`` integers, a tree of tokens within each sequence (speculative
+    decoding's draft trees): the token at position ``i > 0`` of its sequence continues from the
+    state after the token at position ``token_parents[b, row]`` (-1: from the initial state)
+    instead of position ``i - 1``; position 0 starts from the initial state.
     """
     q, k, v, g, beta, h0, seqs, scale = _prepare(q, k, v, g, beta, scale, initial_state, cu_seqlens, state_v_first)
     o = torch.zeros_like(v)
     B, T, HV, K = k.shape
-    after = o.new_zeros(B, T, HV, K, v.shape[-1]) if token_states else None
+    after = o.new_zeros(B, T, HV, K, v.shape[-1]) if token_states or token_parents is not None else None
     states = []
     for n, (b, start, end) in enumerate(seqs):
         S = h0[n].clone()  # [HV, K, V]
         for t in range(start, end):
+            if token_parents is not None and t > start:
+                p = int(token_parents[b, t])
+                if p != t - start - 1:
+                    S = (h0[n] if p < 0 else after[b, start + p]).clone()
             S = S * torch.exp(g[b, t]).unsqueeze(-1)
             kt = k[b, t]  # [HV, K]
             err = v[b, t] - torch.einsum("hk,hkv->hv", kt, S)
             S = S + beta[b, t][:, None, None] * kt.unsqueeze(-1) * err.unsqueeze(-2)
             o[b, t] = torch.einsum("hk,hkv->hv", q[b, t] * scale, S)
-            if token_states:
+            if after is not None:
                 after[b, t] = S
         states.append(S)
     o, ht = _finish(o, states, output_final_state, state_v_first)

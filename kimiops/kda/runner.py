@@ -60,7 +60,7 @@ def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
     allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None,
-    verify_buffer=None, verify_rows=None, bind=None,
+    verify_buffer=None, verify_rows=None, verify_parents=None, bind=None,
 ):
     """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
     ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only).
@@ -87,7 +87,10 @@ def run_kda(
                              f"one-dimensional {kind.indices_name}")
         steps = check_verify(verify_buffer, verify_rows, N=shapes.N,
                              state_shape=shapes.state_shape(0, state_v_first)[1:], dtypes=kind.pool_dtypes,
-                             device=q.device, lengths=lambda: sequence_lengths(shapes, cu_seqlens))
+                             device=q.device, lengths=lambda: sequence_lengths(shapes, cu_seqlens),
+                             parents=verify_parents, starts=indices)
+    elif verify_parents is not None:
+        raise ValueError("retrieve_parent_token: needs intermediate_states_buffer (tree drafts)")
     if backend == "torch":
         return kda_torch(
             q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
@@ -95,7 +98,7 @@ def run_kda(
             use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid, A_log=A_log, dt_bias=dt_bias,
             skip_padded=kind.skip_padded, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
             track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=verify_buffer,
-            verify_rows=verify_rows,
+            verify_rows=verify_rows, verify_parents=verify_parents,
         )
     if steps:
         h0, ht, h0_idx, ht_idx = pool, verify_buffer, indices, verify_rows
@@ -111,7 +114,7 @@ def run_kda(
     extra = {"allow_neg_eigval": allow_neg_eigval}
     if not kind.chunked:
         extra.update(skip_padded=kind.skip_padded, bind=None if steps else bind, num_accepted=num_accepted,
-                     token_steps=steps)
+                     token_steps=steps, parents=verify_parents)
     else:  # the chunk kernels index dense [B, T, heads, dim] rows
         extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx)
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
@@ -145,20 +148,21 @@ def register_kda_op(kind: KDAKind):
         use_gate: bool, use_beta_sigmoid: bool, state_v_first: bool, backend: str, allow_padded_tokens: bool,
         allow_neg_eigval: bool, num_accepted: torch.Tensor | None, track_state: torch.Tensor | None,
         track_chunk_idx: torch.Tensor | None, verify_buffer: torch.Tensor | None, verify_rows: torch.Tensor | None,
+        verify_parents: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         o, ht = run_kda(
             kind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
             output_final_state and pool is None, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
             allow_padded_tokens, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
             track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=verify_buffer,
-            verify_rows=verify_rows,
+            verify_rows=verify_rows, verify_parents=verify_parents,
         )
         return o, (ht if ht is not None else o.new_empty(0, dtype=torch.float32))
 
     @op.register_fake
     def _(q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
           output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens,
-          allow_neg_eigval, num_accepted, track_state, track_chunk_idx, verify_buffer, verify_rows):
+          allow_neg_eigval, num_accepted, track_state, track_chunk_idx, verify_buffer, verify_rows, verify_parents):
         o = torch.empty_like(v)
         if not output_final_state or pool is not None:
             return o, v.new_empty(0, dtype=torch.float32)
@@ -354,7 +358,7 @@ def forget_eager() -> None:
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
              allow_padded_tokens=False, eager_key=None, allow_neg_eigval=False, num_accepted=None,
-             track_state=None, track_chunk_idx=None, verify_buffer=None, verify_rows=None):
+             track_state=None, track_chunk_idx=None, verify_buffer=None, verify_rows=None, verify_parents=None):
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
@@ -371,7 +375,7 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
         q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
         bool(state_v_first), chosen, bool(allow_padded_tokens), bool(allow_neg_eigval), num_accepted, track_state,
-        track_chunk_idx, verify_buffer, verify_rows,
+        track_chunk_idx, verify_buffer, verify_rows, verify_parents,
     )
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None

@@ -51,7 +51,7 @@ def kda_torch(
     q, k, v, g, beta, shapes: KDAShapes, *, chunked: bool, initial_state, indices, output_final_state,
     state_v_first, cu_seqlens, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias, skip_padded: bool,
     allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None, verify_buffer=None,
-    verify_rows=None,
+    verify_rows=None, verify_parents=None,
 ):
     """Run one KDA call in torch. Returns ``(o, final_state or None)``; pools are updated in place.
 
@@ -61,8 +61,8 @@ def kda_torch(
     ``indices[n, num_accepted[n] - 1]`` (column 0 without ``num_accepted``) and the state after its
     token t goes to slot ``indices[n, t]`` (none where it is -1).
     ``track_state`` / ``track_chunk_idx`` (chunked only): state snapshots, see :mod:`kimiops.kda.track`.
-    ``verify_buffer`` / ``verify_rows`` (decode with ``[N]`` indices): target verification, see
-    :mod:`kimiops.kda.verify`; the pool is read, not written.
+    ``verify_buffer`` / ``verify_rows`` / ``verify_parents`` (decode with ``[N]`` indices): target
+    verification, see :mod:`kimiops.kda.verify`; the pool is read, not written.
     """
     qf, kf, gf, bf = preprocess(q, k, g, beta, shapes, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias,
                                 allow_neg_eigval)
@@ -81,6 +81,8 @@ def kda_torch(
     oracle = naive_chunk_kda if chunked else naive_recurrent_kda
     verify = verify_buffer is not None
     extra = {"token_states": True} if spec or verify else {}
+    if verify_parents is not None:
+        extra["token_parents"] = _token_parents(verify_parents, shapes, cu_seqlens, q.device)
     if track_state is not None:
         extra.update(state_after=_snapshot_tokens(track_chunk_idx, shapes, cu_seqlens), chunk_size=TRACK_CHUNK)
     res = oracle(
@@ -117,6 +119,18 @@ def _snapshot_tokens(track_chunk_idx, shapes: KDAShapes, cu_seqlens) -> list[int
     end, which only unchecked GPU values can hold, ask for none as in the kernels)."""
     at = [j * TRACK_CHUNK for j in track_chunk_idx.tolist()]
     return [a if 0 <= a <= n else -1 for a, n in zip(at, sequence_lengths(shapes, cu_seqlens).tolist())]
+
+
+def _token_parents(parents, shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
+    """``[B, T]`` parent position of every token row from the per-request ``[N, W]`` table (rows
+    of no request, and positions past W, get the chain's ``position - 1``)."""
+    seq = sequence_of_token(shapes, cu_seqlens, device)
+    pos = torch.arange(shapes.T, device=device).expand(shapes.B, shapes.T)
+    if cu_seqlens is not None:
+        pos = pos - cu_seqlens.to(torch.int64)[seq.clamp(0, max(shapes.N - 1, 0))]
+    ok = (seq < shapes.N) & (pos < parents.shape[1])
+    table = parents.to(torch.int64)[seq.clamp(0, max(shapes.N - 1, 0)), pos.clamp(0, parents.shape[1] - 1)]
+    return torch.where(ok, table, pos - 1)
 
 
 def _store_verify_states(buffer, rows, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):

@@ -6,7 +6,10 @@ each of its tokens t goes to ``intermediate_states_buffer[intermediate_state_ind
 which the engine copies the state of the last accepted token afterwards (SGLang's
 ``fused_sigmoid_gating_delta_rule_update(..., disable_state_update=True,
 intermediate_states_buffer=..., intermediate_state_indices=..., cache_steps=...)``). Tree drafts
-(``retrieve_parent_token``, EAGLE with topk > 1) are not supported, as in SGLang's FlashInfer path.
+(EAGLE with topk > 1) come as ``retrieve_parent_token`` ``[N, >= cache_steps]``: token t > 0 of
+request n continues from the state after its token ``retrieve_parent_token[n, t]`` (-1: from the
+pool slot) instead of token t - 1's, as in SGLang's Triton verify kernel; the kernel reads that
+state back from the buffer, so a bf16 buffer rounds it.
 
 The kernel is the decode kernel (``recurrent.py``, ``SPEC = 2``); the torch path stores the
 oracle's per-token states (``torch_path.py``).
@@ -19,7 +22,8 @@ import torch
 from kimiops.validation import INDEX_DTYPES, check_tensor, reads_values
 
 
-def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, device, lengths) -> int:
+def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, device, lengths, parents=None,
+                 starts=None) -> int:
     """Check a target-verify call's buffer and rows before any launch; returns ``cache_steps``.
 
     Args:
@@ -29,6 +33,9 @@ def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, dev
             ``[-1, buffer rows)``, distinct where >= 0.
         lengths: a callable returning the requests' token counts (CPU int64 ``[N]``), called only
             when values are read: none may exceed ``cache_steps``.
+        parents: ``retrieve_parent_token``, None or int32/int64 ``[N, >= cache_steps]`` (stride 1
+            along tokens); values at positions ``0 < t < length`` in ``[-1, t)``, and every request
+            that is not padding (``starts[n] >= 0``) must then have a row.
     """
     if (buffer is None) != (rows is None):
         given, missing = ("intermediate_states_buffer", "intermediate_state_indices") if rows is None else \
@@ -59,4 +66,29 @@ def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, dev
         if longest > steps:
             raise ValueError(f"intermediate_states_buffer: a request has {longest} tokens, more than its "
                              f"cache_steps = {steps} state rows")
+    if parents is not None:
+        _check_parents(parents, rows, starts, N, steps, device, lengths)
     return steps
+
+
+def _check_parents(parents, rows, starts, N, steps, device, lengths):
+    check_tensor("retrieve_parent_token", parents, shape=(N, None), dtypes=INDEX_DTYPES, device=device,
+                 last_dim_contiguous=True)
+    if parents.shape[1] < steps:
+        raise ValueError(f"retrieve_parent_token: expected at least cache_steps = {steps} columns, got shape "
+                         f"{list(parents.shape)}")
+    if not (reads_values(parents) and N):
+        return
+    p = parents.detach().cpu().to(torch.int64)[:, :steps]
+    pos = torch.arange(steps)
+    live = pos[None, :] < lengths()[:, None]
+    bad = live & (pos[None, :] > 0) & ((p < -1) | (p >= pos[None, :]))
+    if bool(bad.any()):
+        n, t = (int(i) for i in bad.nonzero()[0])
+        raise ValueError(f"retrieve_parent_token: expected the parent of token {t} of request {n} in [-1, {t}) "
+                         f"(an earlier token, or -1 for the pool state), got {int(p[n, t])}")
+    need_row = (starts.detach().cpu() >= 0) & (rows.detach().cpu() < 0)
+    if bool(need_row.any()):
+        n = int(need_row.nonzero()[0, 0])
+        raise ValueError(f"intermediate_state_indices: tree drafts read parent states back from the buffer, so "
+                         f"request {n} needs a row, got -1")

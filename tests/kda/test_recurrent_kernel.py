@@ -504,7 +504,7 @@ def test_bound_launch_passes_addresses_in_kernel_order(cuda_queries):
             want = (48, 1, 1, 77, "fn", "meta", q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(),
                     beta.data_ptr(), o.data_ptr(), pool.data_ptr(), pool.data_ptr(), idx.data_ptr(), idx.data_ptr(),
                     cu.data_ptr(), A_log.data_ptr() if gate else None, dt_bias.data_ptr() if gate else None,
-                    None if num_acc is None else num_acc.data_ptr(), 0.5, "tail")
+                    None if num_acc is None else num_acc.data_ptr(), None, 0.5, "tail")  # None: no tree parents
             assert calls[-1] == want
     cuda_queries.device = 1  # another current device
     assert bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias) is None

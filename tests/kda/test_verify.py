@@ -1,9 +1,10 @@
 """Target verification as SGLang runs it (``KDABackend.target_verify``, kimiops/kda/verify.py).
 
-Per-token states go to a buffer ``[rows, cache_steps, HV, V, K]``, the pool is read only. CPU:
-the torch path and the decode kernel in Triton's interpreter (fp32) against the fp64 token oracle
-and against the vLLM form of the same step; GPU (``gpu`` marker): bf16 at 32 heads, fp32 and bf16
-buffers, a CUDA graph replayed with new inputs.
+Per-token states go to a buffer ``[rows, cache_steps, HV, V, K]``, the pool is read only; chains
+of draft tokens and trees (``retrieve_parent_token``). CPU: the torch path and the decode kernel in
+Triton's interpreter (fp32) against the fp64 token oracle and against the vLLM form of the same
+step; GPU (``gpu`` marker): bf16 at 32 heads, fp32 and bf16 buffers, chains and a tree, a CUDA
+graph replayed with new inputs.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def _step(lengths, H, HV, K, V, slots, seed, device="cpu", dtype=torch.float32, 
     return x, pool, qsl
 
 
-def _oracle(x, pool, start, qsl, scale):
-    """fp64 token states ``[T, HV, V, K]`` and outputs of the step from ``pool[start]`` (zeros for -1)."""
+def _oracle(x, pool, start, qsl, scale, parents=None):
+    """fp64 token states ``[T, HV, V, K]`` and outputs of the step from ``pool[start]`` (zeros for -1);
+    ``parents`` ``[N, W]``: the requests' draft trees."""
     HV, V, K = pool.shape[1:]
     h0 = torch.stack([pool[s].double().cpu() if s >= 0 else torch.zeros(HV, V, K, dtype=torch.float64)
                       for s in start.tolist()])
@@ -45,10 +47,17 @@ def _oracle(x, pool, start, qsl, scale):
                  None, output_dtype=torch.float64)
     G = HV // x["q"].shape[1]
     q, k = (l2norm(x[n].double().cpu()) for n in ("q", "k"))
+    token_parents = None
+    if parents is not None:
+        bounds = qsl.tolist()
+        token_parents = torch.zeros(1, bounds[-1], dtype=torch.int64)
+        for n in range(len(bounds) - 1):
+            m = bounds[n + 1] - bounds[n]
+            token_parents[0, bounds[n]:bounds[n + 1]] = parents[n, :m].cpu()
     o, _, after = naive_recurrent_kda(q[None], k[None], x["v"].double().cpu()[None], g[None],
                                       torch.sigmoid(x["beta"][: x["q"].shape[0]].double().cpu())[None], scale=scale,
                                       initial_state=h0.cpu(), output_final_state=True, cu_seqlens=qsl.cpu(),
-                                      state_v_first=True, token_states=True)
+                                      state_v_first=True, token_states=True, token_parents=token_parents)
     assert G >= 1
     return o[0], after[0]
 
@@ -153,8 +162,15 @@ def _bad(mutate):
     (lambda kw: kw.update(intermediate_state_indices=torch.tensor([1, 1], dtype=torch.int32)), ValueError,
      "expected distinct rows"),
     (lambda kw: kw.update(cache_steps=4), ValueError, r"cache_steps: expected the buffer's second dimension \(3\)"),
-    (lambda kw: kw.update(retrieve_parent_token=torch.zeros(5, dtype=torch.int64)), NotImplementedError,
-     "tree drafts"),
+    (lambda kw: kw.update(retrieve_parent_token=torch.tensor([[0, 0, 0], [0, 1, 1]], dtype=torch.int32)), ValueError,
+     r"retrieve_parent_token: expected the parent of token 1 of request 1 in \[-1, 1\)"),
+    (lambda kw: kw.update(retrieve_parent_token=torch.tensor([[0, 0, 0], [0, -2, 0]], dtype=torch.int32)), ValueError,
+     "got -2"),
+    (lambda kw: kw.update(retrieve_parent_token=torch.zeros(2, 2, dtype=torch.int32)), ValueError,
+     "retrieve_parent_token: expected at least cache_steps = 3 columns"),
+    (lambda kw: kw.update(retrieve_parent_token=torch.zeros(2, 3, dtype=torch.int32),
+                          intermediate_state_indices=torch.tensor([0, -1], dtype=torch.int32)), ValueError,
+     "request 1 needs a row"),
     (lambda kw: kw.update(cache_indices=torch.tensor([[1], [2]], dtype=torch.int32)), ValueError,
      "cache_indices: expected 1 dimensions"),
     (lambda kw: kw.update(cache_indices=torch.tensor([1, 7], dtype=torch.int32)), ValueError,
@@ -165,12 +181,39 @@ def test_bad_target_verify_arguments_raise(mutate, exc, match):
         _bad(mutate)()
 
 
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_tree_drafts_match_the_tree_oracle(backend):
+    """Draft trees (``retrieve_parent_token``): request 0 the pyramid 0 -> {1, 2}, 1 -> 3; request 1
+    a chain written as a tree; request 2 with token 1 going back to the pool state (-1) and token 2
+    branching off token 0; its last token's state equals the oracle's along that path."""
+    H, HV, K, V = 1, 2, 16, 16
+    lengths = [4, 4, 3]
+    x, pool, qsl = _step(lengths, H, HV, K, V, slots=5, seed=47)
+    before = pool.clone()
+    start = torch.tensor([2, 0, 4], dtype=torch.int32)
+    rows = torch.tensor([1, 2, 0], dtype=torch.int32)
+    parents = torch.tensor([[-1, 0, 0, 1], [-1, 0, 1, 2], [-1, -1, 0, 0]], dtype=torch.int32)
+    buf = torch.full((3, 4, HV, V, K), NAN)
+    be = kimiops.KDABackend(H, K, V, HV, backend=backend)
+    o = be.target_verify(x["q"], x["k"], x["v"], x["g"], x["beta"], ssm_states=pool, cache_indices=start,
+                         query_start_loc=qsl, intermediate_states_buffer=buf, intermediate_state_indices=rows,
+                         retrieve_parent_token=parents, A_log=x["A_log"], dt_bias=x["dt_bias"])
+    assert torch.equal(pool, before)
+    o_ref, after = _oracle(x, pool, start, qsl, K**-0.5, parents)
+    chain_o, _ = _oracle(x, pool, start, qsl, K**-0.5)
+    assert rel_err(o, o_ref) < 1e-5
+    assert rel_err(o[2:4], chain_o[2:4]) > 1e-2  # the tree changes what a chain would give
+    assert rel_err(buf[1], after[0:4]) < 1e-5 and rel_err(buf[2], after[4:8]) < 1e-5
+    assert rel_err(buf[0, :3], after[8:11]) < 1e-5 and torch.isnan(buf[0, 3]).all()
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("tree", [False, True], ids=["chains", "tree"])
 @pytest.mark.parametrize("buffer_dtype", [torch.float32, torch.bfloat16])
-def test_gpu_target_verify_in_a_cuda_graph(buffer_dtype):
+def test_gpu_target_verify_in_a_cuda_graph(buffer_dtype, tree):
     """bf16 projections, 32 heads, K = V = 128, 8 requests of 4 draft tokens (one padded), fp32
-    pool: against the fp64 oracle; then captured in a CUDA graph and replayed with new inputs,
-    start slots and rows, bit for bit the eager call."""
+    pool, chains or the pyramid tree: against the fp64 oracle; then captured in a CUDA graph and
+    replayed with new inputs, start slots and rows, bit for bit the eager call."""
     H = HV = 32
     K = V = 128
     lengths = [4] * 8
@@ -178,15 +221,17 @@ def test_gpu_target_verify_in_a_cuda_graph(buffer_dtype):
     start = torch.tensor([3, 0, -1, 7, 1, 11, 5, 9], dtype=torch.int32, device="cuda")
     rows = torch.tensor([7, 6, 5, 4, 3, 2, 1, 0], dtype=torch.int32, device="cuda")
     buf = torch.full((8, 4, HV, V, K), NAN, device="cuda", dtype=buffer_dtype)
+    parents = torch.tensor([[-1, 0, 0, 1]] * 8, dtype=torch.int32, device="cuda") if tree else None
     be = kimiops.KDABackend(H, K, V, HV)
     call = lambda: be.target_verify(x["q"], x["k"], x["v"], x["g"], x["beta"], ssm_states=pool,  # noqa: E731
                                     cache_indices=start, query_start_loc=qsl, intermediate_states_buffer=buf,
-                                    intermediate_state_indices=rows, A_log=x["A_log"], dt_bias=x["dt_bias"])
+                                    intermediate_state_indices=rows, retrieve_parent_token=parents,
+                                    A_log=x["A_log"], dt_bias=x["dt_bias"])
     before = pool.clone()
     o = call()
     torch.cuda.synchronize()
     assert torch.equal(pool, before)
-    o_ref, after = _oracle(x, pool, start, qsl, K**-0.5)
+    o_ref, after = _oracle(x, pool, start, qsl, K**-0.5, parents)
     keep = torch.ones(o.shape[0], dtype=torch.bool)
     keep[8:12] = False
     assert rel_err(o[keep], o_ref[keep]) < 5e-3 and o[8:12].abs().max() == 0

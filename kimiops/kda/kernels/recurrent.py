@@ -133,12 +133,13 @@ _INT_ARGS = [
 ]
 # only the state tile loads/stores are bandwidth-critical; the other pointers carry no alignment
 # specialization (keeps the fast-launch key small; their rows are short and latency-bound)
-_UNALIGNED_PTRS = ["q", "k", "v", "g", "beta", "o", "h0_idx", "ht_idx", "cu_seqlens", "A_log", "dt_bias", "num_acc"]
+_UNALIGNED_PTRS = ["q", "k", "v", "g", "beta", "o", "h0_idx", "ht_idx", "cu_seqlens", "A_log", "dt_bias", "num_acc",
+                   "parent"]
 
 
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
 def _recurrent_kda_fwd_kernel(
-    q, k, v, g, beta, o, h0, ht, h0_idx, ht_idx, cu_seqlens, A_log, dt_bias, num_acc,
+    q, k, v, g, beta, o, h0, ht, h0_idx, ht_idx, cu_seqlens, A_log, dt_bias, num_acc, parent,
     scale: tl.float32, lower_bound: tl.float32,
     N: tl.int64, T: tl.int64, s_idx: tl.int64,
     s_qb: tl.int64, s_qt: tl.int64, s_qh: tl.int64,
@@ -157,7 +158,7 @@ def _recurrent_kda_fwd_kernel(
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
     NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr, STEPS: tl.constexpr,
-    ST_ROW: tl.constexpr,
+    ST_ROW: tl.constexpr, HAS_PARENT: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -267,6 +268,16 @@ def _recurrent_kda_fwd_kernel(
     # (a while loop: the form measured on the H200; the next token's loads are issued by hand)
     t = bos
     while t < eos:
+        if HAS_PARENT:  # tree drafts (SPEC 2): token t continues from its parent's state, not t - 1's
+            if t > bos:
+                par = tl.load(parent + n64 * s_idx + (t - bos)).to(tl.int64)
+                if par != t - bos - 1:
+                    tl.debug_barrier()  # the buffer rows the CTA's threads stored are visible to all of them
+                    if par < 0:
+                        b_h = tl.load(p_h0, mask=mask_h & read_ok, other=0.0).to(tl.float32)
+                    else:
+                        p_par = ht + row * ST_ROW + par * ST_SLOT + i_hv * ST_HEAD + offs_h
+                        b_h = tl.load(p_par, mask=mask_h & write_ok & (row >= 0), other=0.0).to(tl.float32)
         nxt = t + 1 < eos
         n_q = tl.load(p_q + (t + 1) * s_qt, mask=mask_k & nxt, other=0.0)
         n_k = tl.load(p_k + (t + 1) * s_kt, mask=mask_k & nxt, other=0.0)
@@ -356,7 +367,7 @@ _launch_cache: dict = {}
 def recurrent_kda_fwd(
     q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, bind=None,
-    allow_neg_eigval=False, num_accepted=None, token_steps=0,
+    allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None,
 ) -> torch.Tensor:
     """Recurrent KDA forward over a state pool (decode, speculative verification, short prefill).
 
@@ -384,7 +395,10 @@ def recurrent_kda_fwd(
             ``[rows, token_steps, HV, K, V]`` (``[.., V, K]``; row stride arbitrary) and
             ``ht_indices`` int32/int64 ``[N]`` its rows: sequence n starts from
             ``h0[h0_indices[n]]`` (-1: padding) and writes the state after its token t < token_steps
-            to ``ht[ht_indices[n], t]`` (none for row -1); no final state is written.
+            to ``ht[ht_indices[n], t]`` (none for row -1); no final state is written. With
+            ``parents`` (int32/int64 ``[N, >= token_steps]``, stride 1 along tokens; tree drafts)
+            token t > 0 continues from the state after token ``parents[n, t]`` (read back from the
+            buffer; -1: from ``h0``) instead of token t - 1's.
         state_v_first: state layout (see above).
         use_qk_l2norm, use_beta_sigmoid: in-kernel preprocessing; ``allow_neg_eigval``: beta is
             ``2 sigmoid`` of the logits (needs ``use_beta_sigmoid``).
@@ -407,7 +421,7 @@ def recurrent_kda_fwd(
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind,
-        allow_neg_eigval, num_accepted, token_steps,
+        allow_neg_eigval, num_accepted, token_steps, parents,
     )
 
 
@@ -468,7 +482,7 @@ class BoundLaunch:
                    ht_indices.data_ptr() if self.has_ht and ht_indices is not None else None,
                    None if cu_seqlens is None else cu_seqlens.data_ptr(),
                    None if A_log is None else A_log.data_ptr(), None if dt_bias is None else dt_bias.data_ptr(),
-                   None if num_accepted is None else num_accepted.data_ptr(), *self.tail)
+                   None if num_accepted is None else num_accepted.data_ptr(), None, *self.tail)
         return o
 
 
@@ -485,7 +499,7 @@ def _new_output(v):
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind=None,
-    allow_neg_eigval=False, num_accepted=None, token_steps=0,
+    allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None,
 ):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -523,6 +537,8 @@ def _launch(
         st_row, st_slot, st_head = st[0], st[1], st[2]
     else:
         st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
+    if parents is not None and not (token_steps and parents.dim() == 2 and parents.stride(1) == 1):
+        raise ValueError("parents: needs token_steps and [N, T_max] indices with stride 1 along tokens")
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
     spec = 2 if token_steps else int(h0_indices is not None and h0_indices.dim() == 2)
     if spec == 1 and not (inplace and (h0_indices.stride(1) == 1 or h0_indices.shape[1] == 1)):
@@ -546,12 +562,13 @@ def _launch(
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
         BK == K, V % bv == 0, pdl, bool(hints), bool(allow_neg_eigval), spec, num_accepted is not None,
-        int(token_steps), st_row,
+        int(token_steps), st_row, parents is not None,
     )
     args = (
-        q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted,
+        q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted, parents,
         float(scale), float(lower_bound) if use_lb else 0.0,
-        N, B * T if varlen else T, h0_indices.stride(0) if spec == 1 else 0,
+        N, B * T if varlen else T,
+        h0_indices.stride(0) if spec == 1 else parents.stride(0) if parents is not None else 0,
         sqb, qs[1], qs[2], skb, ks[1], ks[2], svb, vs[1], vs[2],
         sgb, gs[1], gs[2], sbb, bs[1], bs[2], sob, os_[1], os_[2],
         *cex,
@@ -571,17 +588,18 @@ def _launch(
             None if A_log is None else A_log.dtype,
             None if dt_bias is None else dt_bias.dtype,
             None if num_accepted is None else num_accepted.dtype,
+            None if parents is None else parents.dtype,
         )
         hit = _launch_cache.get(key)
         if hit is not None and no_launch_hooks():
             hit(grid0, 1, 1, torch._C._cuda_getCurrentRawStream(dev),
-                *(a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args[:14]), *args[14:])
+                *(a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args[:15]), *args[15:])
         else:
             ck = compiled_kernel(_recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl))
             if ck is not None and getattr(ck, "packed_metadata", None) is not None and ck.function is not None:
                 hit = _launch_cache[key] = RawLaunch(ck)
         if bind is not None and hit is not None and out is None:
-            bind.append(BoundLaunch(hit, grid0, args[14:], dev, use_gate, has_h0, has_ht))
+            bind.append(BoundLaunch(hit, grid0, args[15:], dev, use_gate, has_h0, has_ht))
         return o
 
     _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
