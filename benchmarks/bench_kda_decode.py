@@ -185,8 +185,10 @@ class VerifyCase(SpecCase):
     only. ``ours_spec`` is the vLLM form of the same step (num_accepted 1: start at column 0), which
     writes the same states into the pool, for the bit comparison and FLA's timing."""
 
-    def __init__(self, N, pool, gen, dev="cuda", buffer_dtype=torch.float32):
+    def __init__(self, N, pool, gen, dev="cuda", buffer_dtype=torch.float32, tree=False):
         super().__init__(N, pool, gen, dev)
+        # tree: SGLang's pyramid draft tree 0 -> {1, 2}, 1 -> 3 in every request (two parent reloads)
+        self.parents = torch.tensor([[-1, 0, 0, 1]] * N, device=dev, dtype=torch.int32) if tree else None
         self.acc = torch.ones(N, device=dev, dtype=torch.int32)
         self.start = self.idx[:, 0].contiguous()
         self.rows = torch.arange(N, device=dev, dtype=torch.int32)
@@ -200,11 +202,12 @@ class VerifyCase(SpecCase):
         inputs = 2 * (2 * N * T * H * K + N * T * HV * V + N * T * HV * K + N * T * HV + N * T * HV * V)
         return state + inputs + 4 * (N * T + 2 * N + 1)
 
-    def verify(self):
-        return lambda: self.backend.target_verify(
+    def verify(self, backend=None):
+        be = self.backend if backend is None else kimiops.KDABackend(H, K, V, HV, scale=self.scale, backend=backend)
+        return lambda: be.target_verify(
             self.q, self.k, self.v, self.g, self.beta, ssm_states=self.pool, cache_indices=self.start,
             query_start_loc=self.cu, intermediate_states_buffer=self.buffer, intermediate_state_indices=self.rows,
-            cache_steps=SPEC_TOKENS, A_log=self.A_log, dt_bias=self.dt_bias)
+            cache_steps=SPEC_TOKENS, retrieve_parent_token=self.parents, A_log=self.A_log, dt_bias=self.dt_bias)
 
 
 def verify_compare(case, fla_fwd):
@@ -262,6 +265,8 @@ def main():
     ap.add_argument("--spec-ns", type=int, nargs="*", default=list(SPEC_NS))
     ap.add_argument("--verify-ns", type=int, nargs="*", default=[],
                     help="also time KDABackend.target_verify (SGLang's form) at these N")
+    ap.add_argument("--verify-tree-ns", type=int, nargs="*", default=[],
+                    help="also time target_verify with a draft tree (retrieve_parent_token) at these N")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench_kda_decode: needs a CUDA GPU")
@@ -281,7 +286,7 @@ def main():
     print(f"{dev_name}  torch {torch.__version__}  triton {triton.__version__}  fla {res['versions']['fla']}")
     print(f"copy bandwidth (read+write, 1 GiB D2D): {bw / 1e12:.3f} TB/s")
 
-    slots = 2 * max(args.ns + [8] + [n * SPEC_TOKENS for n in args.spec_ns + args.verify_ns])
+    slots = 2 * max(args.ns + [8] + [n * SPEC_TOKENS for n in args.spec_ns + args.verify_ns + args.verify_tree_ns])
     pool = torch.randn(slots, HV, V, K, device="cuda", generator=gen) * 0.1
     fla_fwd, fla_err = (None, "disabled (--no-fla)") if args.no_fla else fla_impl()
 
@@ -414,6 +419,23 @@ def main():
                   if "fla_spec_graph_us" in row else f"{'-':>8} {'-':>8}")
             print(f"{N:>4} {str(bdt)[6:]:>8} {row['verify_graph_us']:8.2f} {row['verify_pct_bw']:6.1f} | "
                   f"{row['ours_spec_graph_us']:9.2f} | {fl}  {json.dumps(row['check'])}")
+    res["verify_tree_rows"] = []
+    if args.verify_tree_ns:
+        print("target verify with the pyramid draft tree 0 -> {1, 2}, 1 -> 3 (fp32 buffer), against the chain:")
+        print(f"{'N':>4} {'tree':>8} {'chain':>8}  check vs the torch path")
+    for N in args.verify_tree_ns:
+        case = VerifyCase(N, pool, gen, tree=True)
+        ref_o = case.verify(backend="torch")().float()
+        ref_buf = case.buffer.clone()
+        o = case.verify()().float()
+        row = {"N": N, "check": {"o": rel_err(o, ref_o), "states": rel_err(case.buffer, ref_buf)}}
+        if not (row["check"]["o"] < 5e-3 and row["check"]["states"] < 5e-3):
+            res["FAILED"] = f"tree verify check failed at N={N}: {row['check']}"
+        row["tree_graph_us"] = graph_us([case.verify()] * GRAPH_CALLS)
+        case.parents = None
+        row["chain_graph_us"] = graph_us([case.verify()] * GRAPH_CALLS)
+        res["verify_tree_rows"].append(row)
+        print(f"{N:>4} {row['tree_graph_us']:8.2f} {row['chain_graph_us']:8.2f}  {json.dumps(row['check'])}")
     first = res["rows"][0] if res["rows"] else {}
     # host cost of the public API at N=1 next to the sandbox's floor for any launch
     case1 = Case(1, pool, gen)
