@@ -172,9 +172,13 @@ class SpecCase(Case):
             use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
         )[0]
 
+    def state_bytes(self):
+        """One fp32 state read and ``SPEC_TOKENS`` fp32 state writes per request."""
+        return (1 + SPEC_TOKENS) * self.N * HV * K * V * 4
+
     def nbytes(self):
         N, T = self.N, SPEC_TOKENS
-        state = (1 + T) * N * HV * K * V * 4
+        state = self.state_bytes()
         inputs = 2 * (2 * N * T * H * K + N * T * HV * V + N * T * HV * K + N * T * HV + N * T * HV * V)
         return state + inputs + 4 * (N * T + 2 * N + 1)
 
@@ -195,12 +199,9 @@ class VerifyCase(SpecCase):
         self.buffer = torch.zeros(N, SPEC_TOKENS, HV, V, K, device=dev, dtype=buffer_dtype)
         self.backend = kimiops.KDABackend(H, K, V, HV, scale=self.scale)
 
-    def nbytes(self):
+    def state_bytes(self):
         """As the speculative step, with the token states written in the buffer's dtype."""
-        N, T = self.N, SPEC_TOKENS
-        state = N * HV * K * V * (4 + T * self.buffer.element_size())
-        inputs = 2 * (2 * N * T * H * K + N * T * HV * V + N * T * HV * K + N * T * HV + N * T * HV * V)
-        return state + inputs + 4 * (N * T + 2 * N + 1)
+        return self.N * HV * K * V * (4 + SPEC_TOKENS * self.buffer.element_size())
 
     def verify(self, backend=None):
         be = self.backend if backend is None else kimiops.KDABackend(H, K, V, HV, scale=self.scale, backend=backend)

@@ -82,6 +82,15 @@ def check_tensor(
     return t
 
 
+def check_pair(name_a: str, a: object, name_b: str, b: object) -> bool:
+    """Two arguments that only work together: both given (True) or neither (False); raises a
+    ``ValueError`` naming the missing one otherwise."""
+    if (a is None) != (b is None):
+        missing, given = (name_b, name_a) if b is None else (name_a, name_b)
+        raise ValueError(f"{missing}: needed with {given}, got None")
+    return a is not None
+
+
 def check_cu_seqlens(
     cu_seqlens: object, total_tokens: int, device: torch.device, name: str = "cu_seqlens", allow_padding: bool = False
 ) -> torch.Tensor:

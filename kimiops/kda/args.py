@@ -174,6 +174,15 @@ def _check_kda_args(
     return KDAShapes(B, T, H, HV, K, V, N, scale, gate, lb, pool)
 
 
+def sequence_lengths(N: int, T: int, cu_seqlens) -> torch.Tensor:
+    """Token count of each of the ``N`` sequences, CPU int64 ``[N]``: ``T`` each without
+    ``cu_seqlens``, else its differences (a read of ``cu_seqlens``: a sync on a GPU)."""
+    if cu_seqlens is None:
+        return torch.full((N,), T, dtype=torch.int64)
+    bounds = cu_seqlens.detach().cpu().to(torch.int64)
+    return bounds[1:] - bounds[:-1]
+
+
 def _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, device):
     """``[N, T_max]`` indices: every sequence has at most ``T_max`` tokens, and ``num_accepted``
     (``[N]``, optional) lies in ``[1, T_max]`` (values read on CPU and in debug mode)."""
@@ -182,11 +191,7 @@ def _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, de
         check_tensor("num_accepted_tokens", num_accepted, shape=(N,), dtypes=INDEX_DTYPES, device=device)
     if not reads_values(indices):
         return
-    if cu_seqlens is None:
-        longest = T if N else 0
-    else:
-        bounds = cu_seqlens.detach().cpu().to(torch.int64)
-        longest = int((bounds[1:] - bounds[:-1]).max()) if N else 0
+    longest = int(sequence_lengths(N, T, cu_seqlens).max()) if N else 0
     if longest > t_max:
         raise ValueError(f"{indices_name}: expected at least as many columns as the longest sequence has tokens "
                          f"({longest}), got shape {list(indices.shape)}")

@@ -97,24 +97,20 @@ class KDABackend:
               num_accepted=None, track_state=None, track_chunk_idx=None, verify=None):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
-        op = prefill_op if kind.chunked else decode_op
-        if track_state is not None or track_chunk_idx is not None or verify is not None:  # always the full path
-            buffer, rows, parents = verify if verify is not None else (None, None, None)
-            return call_kda(
-                kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
-                lower_bound, True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded,
-                track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=buffer, verify_rows=rows,
-                verify_parents=parents,
-            )
-        res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias,
-                              lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
-                              num_accepted=num_accepted)
-        if res is not None:
-            return res
+        buffer, rows, parents = verify if verify is not None else (None, None, None)
+        if track_state is None and track_chunk_idx is None and verify is None:  # snapshots, verify: full path
+            res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log,
+                                  dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
+                                  num_accepted=num_accepted)
+            if res is not None:
+                return res
+        else:
+            key = None
         return call_kda(
-            kind, op, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log, dt_bias, lower_bound,
-            True, cu_seqlens, cache_indices, self.backend, allow_padded_tokens=padded, eager_key=key,
-            num_accepted=num_accepted,
+            kind, prefill_op if kind.chunked else decode_op, q, k, v, g, beta, self.scale, pool, False, True,
+            use_gate, True, A_log, dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend,
+            allow_padded_tokens=padded, eager_key=key, num_accepted=num_accepted, track_state=track_state,
+            track_chunk_idx=track_chunk_idx, verify_buffer=buffer, verify_rows=rows, verify_parents=parents,
         )
 
     def extend(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,

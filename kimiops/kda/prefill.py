@@ -91,23 +91,19 @@ def chunk_kda(
         )
     # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``);
     # calls with snapshots always take the full path
-    if track_state is not None or track_chunk_idx is not None:
-        return call_kda(
-            PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
+    key = None
+    if track_state is None and track_chunk_idx is None:
+        res, key = eager_call(
+            PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
             use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-            initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval, track_state=track_state,
-            track_chunk_idx=track_chunk_idx,
+            initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval,
         )
-    res, key = eager_call(
-        PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
-        use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-        initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval,
-    )
-    if res is not None:
-        return res
+        if res is not None:
+            return res
     return call_kda(
         PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-        initial_state_indices, backend, eager_key=key, allow_neg_eigval=allow_neg_eigval,
+        initial_state_indices, backend, eager_key=key, allow_neg_eigval=allow_neg_eigval, track_state=track_state,
+        track_chunk_idx=track_chunk_idx,
     )
 

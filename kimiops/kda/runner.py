@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 import torch
 
 from kimiops.env import env_var
-from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args
+from kimiops.kda.args import POOL_DTYPES_DECODE, STATE_DTYPES, check_kda_args, sequence_lengths
 from kimiops.kda.dispatch import kda_backend
-from kimiops.kda.torch_path import kda_torch, sequence_lengths
+from kimiops.kda.torch_path import kda_torch
 from kimiops.kda.track import check_track
 from kimiops.kda.verify import check_verify
 from kimiops.kda.workspace import empty_cache as _empty_workspace
@@ -75,19 +75,14 @@ def run_kda(
         indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens, spec_indices=not kind.chunked,
         num_accepted=num_accepted, state_name=kind.state_name, cu_name=kind.cu_name,
     )
-    if track_state is not None or track_chunk_idx is not None:
-        if not kind.chunked:
-            raise ValueError(f"track_state: state snapshots are taken by chunk_kda, not {kind.name}")
+    if track_state is not None or track_chunk_idx is not None:  # chunk_kda / extend
         check_track(track_state, track_chunk_idx, shapes.state_shape(shapes.N, state_v_first), q.device,
-                    lambda: sequence_lengths(shapes, cu_seqlens))
+                    lambda: sequence_lengths(shapes.N, shapes.T, cu_seqlens))
     steps = 0
-    if verify_buffer is not None or verify_rows is not None:
-        if kind.chunked or not shapes.pool or indices.dim() != 1:
-            raise ValueError(f"intermediate_states_buffer: target verification needs the decode op with "
-                             f"one-dimensional {kind.indices_name}")
+    if verify_buffer is not None or verify_rows is not None:  # KDABackend.target_verify: a pool, [N] indices
         steps = check_verify(verify_buffer, verify_rows, N=shapes.N,
                              state_shape=shapes.state_shape(0, state_v_first)[1:], dtypes=kind.pool_dtypes,
-                             device=q.device, lengths=lambda: sequence_lengths(shapes, cu_seqlens),
+                             device=q.device, lengths=lambda: sequence_lengths(shapes.N, shapes.T, cu_seqlens),
                              parents=verify_parents, starts=indices)
     elif verify_parents is not None:
         raise ValueError("retrieve_parent_token: needs intermediate_states_buffer (tree drafts)")

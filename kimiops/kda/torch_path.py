@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from kimiops.kda.args import GATE_NONE, KDAShapes
+from kimiops.kda.args import GATE_NONE, KDAShapes, sequence_lengths
 from kimiops.kda.gate import beta_from_logits, kda_gate, l2norm
 from kimiops.kda.reference import naive_chunk_kda, naive_recurrent_kda
 from kimiops.kda.track import TRACK_CHUNK
@@ -31,12 +31,16 @@ def preprocess(q, k, g, beta, shapes: KDAShapes, use_qk_l2norm, use_beta_sigmoid
     return q, k, g, beta
 
 
-def sequence_lengths(shapes: KDAShapes, cu_seqlens) -> torch.Tensor:
-    """Token count of every sequence, CPU int64 ``[N]`` (reads ``cu_seqlens``: a sync on a GPU)."""
-    if cu_seqlens is None:
-        return torch.full((shapes.N,), shapes.T, dtype=torch.int64)
-    bounds = cu_seqlens.detach().cpu().to(torch.int64)
-    return bounds[1:] - bounds[:-1]
+def token_rows(shapes: KDAShapes, cu_seqlens, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per token row ``[B, T]``: its sequence (clamped to a valid index), whether it belongs to one
+    (rows past ``cu_seqlens[N]`` are CUDA-graph padding), and its position in that sequence."""
+    seq = sequence_of_token(shapes, cu_seqlens, device)
+    real = seq < shapes.N
+    seq = seq.clamp(0, max(shapes.N - 1, 0))
+    pos = torch.arange(shapes.T, device=device).expand(shapes.B, shapes.T)
+    if cu_seqlens is not None:
+        pos = pos - cu_seqlens.to(torch.int64)[seq]
+    return seq, real, pos
 
 
 def sequence_of_token(shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
@@ -70,6 +74,7 @@ def kda_torch(
     h0 = initial_state
     spec = shapes.pool and indices.dim() == 2
     if shapes.pool:
+        seq, real, pos = token_rows(shapes, cu_seqlens, q.device)
         idx = indices.to(torch.int64)
         start = idx
         if spec:
@@ -82,7 +87,7 @@ def kda_torch(
     verify = verify_buffer is not None
     extra = {"token_states": True} if spec or verify else {}
     if verify_parents is not None:
-        extra["token_parents"] = _token_parents(verify_parents, shapes, cu_seqlens, q.device)
+        extra["token_parents"] = _token_parents(verify_parents, seq, real, pos)
     if track_state is not None:
         extra.update(state_after=_snapshot_tokens(track_chunk_idx, shapes, cu_seqlens), chunk_size=TRACK_CHUNK)
     res = oracle(
@@ -95,17 +100,13 @@ def kda_torch(
         want = torch.tensor(extra["state_after"], device=track_state.device) >= 0
         track_state[want] = res[2][want.to(res[2].device)].to(track_state.dtype)
     if shapes.pool:
-        seq = sequence_of_token(shapes, cu_seqlens, q.device)
-        real = seq < shapes.N  # rows past cu_seqlens[N] are CUDA-graph padding (allow_padded_tokens)
-        seq = seq.clamp(0, max(shapes.N - 1, 0))
         if skip_padded:
             keep = real & valid[seq] if shapes.N else real
             o = torch.where(keep[..., None, None], o, torch.zeros_like(o))
         if spec:
-            _store_token_states(initial_state, idx, valid, seq, real, res[2], shapes, cu_seqlens)
+            _store_token_states(initial_state, idx, valid, seq, real, pos, res[2], shapes)
         elif verify:
-            _store_verify_states(verify_buffer, verify_rows.to(torch.int64), valid, seq, real, res[2], shapes,
-                                 cu_seqlens)
+            _store_verify_states(verify_buffer, verify_rows.to(torch.int64), valid, seq, real, pos, res[2], shapes)
         else:
             initial_state[idx[valid]] = ht[valid].to(initial_state.dtype)
         ht = initial_state if output_final_state else None
@@ -118,44 +119,34 @@ def _snapshot_tokens(track_chunk_idx, shapes: KDAShapes, cu_seqlens) -> list[int
     """Token counts of the requested snapshots per sequence (-1: none; indices past a sequence's
     end, which only unchecked GPU values can hold, ask for none as in the kernels)."""
     at = [j * TRACK_CHUNK for j in track_chunk_idx.tolist()]
-    return [a if 0 <= a <= n else -1 for a, n in zip(at, sequence_lengths(shapes, cu_seqlens).tolist())]
+    lengths = sequence_lengths(shapes.N, shapes.T, cu_seqlens).tolist()
+    return [a if 0 <= a <= n else -1 for a, n in zip(at, lengths)]
 
 
-def _token_parents(parents, shapes: KDAShapes, cu_seqlens, device) -> torch.Tensor:
-    """``[B, T]`` parent position of every token row from the per-request ``[N, W]`` table (rows
-    of no request, and positions past W, get the chain's ``position - 1``)."""
-    seq = sequence_of_token(shapes, cu_seqlens, device)
-    pos = torch.arange(shapes.T, device=device).expand(shapes.B, shapes.T)
-    if cu_seqlens is not None:
-        pos = pos - cu_seqlens.to(torch.int64)[seq.clamp(0, max(shapes.N - 1, 0))]
-    ok = (seq < shapes.N) & (pos < parents.shape[1])
-    table = parents.to(torch.int64)[seq.clamp(0, max(shapes.N - 1, 0)), pos.clamp(0, parents.shape[1] - 1)]
-    return torch.where(ok, table, pos - 1)
+def _token_parents(parents, seq, real, pos) -> torch.Tensor:
+    """``[B, T]`` parent position of every token row (``token_rows``) from the per-request
+    ``[N, W]`` table (rows of no request, and positions past W, get the chain's ``position - 1``)."""
+    table = parents.to(torch.int64)[seq, pos.clamp(0, parents.shape[1] - 1)]
+    return torch.where(real & (pos < parents.shape[1]), table, pos - 1)
 
 
-def _store_verify_states(buffer, rows, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):
+def _store_verify_states(buffer, rows, valid, seq, real, pos, after, shapes: KDAShapes):
     """Target verification: the state after token row r of request n (``after [B, T, ...]``) goes
     to ``buffer[rows[n], r - start of n]`` where ``rows[n] >= 0``, the request is not padding and
-    the position is below the buffer's ``cache_steps``."""
+    the position is below the buffer's ``cache_steps``. ``seq, real, pos``: ``token_rows``."""
     if shapes.N == 0 or shapes.T == 0:
         return
-    pos = torch.arange(shapes.T, device=rows.device).expand(shapes.B, shapes.T)
-    if cu_seqlens is not None:
-        pos = pos - cu_seqlens.to(torch.int64)[seq]
     row = rows[seq]
     keep = real & valid[seq] & (row >= 0) & (pos < buffer.shape[1])
     buffer[row[keep], pos[keep]] = after[keep].to(buffer.dtype)
 
 
-def _store_token_states(pool, idx, valid, seq, real, after, shapes: KDAShapes, cu_seqlens):
+def _store_token_states(pool, idx, valid, seq, real, pos, after, shapes: KDAShapes):
     """Speculative pools: the state after token row r of sequence n (``after [B, T, ...]``) goes
-    to slot ``idx[n, r - start of n]`` where that index is >= 0 and n is not padding. ``seq``: each
-    row's sequence (clamped to a valid index), ``real``: the rows that belong to one."""
+    to slot ``idx[n, r - start of n]`` where that index is >= 0 and n is not padding. ``seq, real,
+    pos``: ``token_rows``."""
     if shapes.N == 0 or shapes.T == 0:
         return
-    pos = torch.arange(shapes.T, device=idx.device).expand(shapes.B, shapes.T)
-    if cu_seqlens is not None:
-        pos = pos - cu_seqlens.to(torch.int64)[seq]
     slot = idx[seq, pos.clamp(0, idx.shape[1] - 1)]
     keep = real & valid[seq] & (slot >= 0) & (pos < idx.shape[1])
     pool[slot[keep]] = after[keep].to(pool.dtype)

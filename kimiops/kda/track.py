@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from kimiops.validation import INDEX_DTYPES, check_tensor, reads_values
+from kimiops.validation import INDEX_DTYPES, check_pair, check_tensor, reads_values
 
 TRACK_CHUNK = 64  # tokens per unit of track_chunk_idx (FLA's and SGLang's chunk size)
 
@@ -32,11 +32,7 @@ def check_track(track_state, track_chunk_idx, state_shape: tuple, device, length
         lengths: a callable returning the sequences' lengths as a CPU int64 tensor ``[N]`` (only
             called when values are read).
     """
-    if (track_state is None) != (track_chunk_idx is None):
-        given, missing = ("track_state", "track_chunk_idx") if track_chunk_idx is None else \
-            ("track_chunk_idx", "track_state")
-        raise ValueError(f"{missing}: needed with {given}, got None")
-    if track_state is None:
+    if not check_pair("track_state", track_state, "track_chunk_idx", track_chunk_idx):
         return
     check_tensor("track_state", track_state, shape=state_shape, dtypes=(torch.float32,), device=device,
                  contiguous=True)

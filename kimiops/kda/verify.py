@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from kimiops.validation import INDEX_DTYPES, check_tensor, reads_values
+from kimiops.validation import INDEX_DTYPES, check_pair, check_tensor, reads_values
 
 
 def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, device, lengths, parents=None,
@@ -37,10 +37,7 @@ def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, dev
             along tokens); values at positions ``0 < t < length`` in ``[-1, t)``, and every request
             that is not padding (``starts[n] >= 0``) must then have a row.
     """
-    if (buffer is None) != (rows is None):
-        given, missing = ("intermediate_states_buffer", "intermediate_state_indices") if rows is None else \
-            ("intermediate_state_indices", "intermediate_states_buffer")
-        raise ValueError(f"{missing}: needed with {given}, got None")
+    check_pair("intermediate_states_buffer", buffer, "intermediate_state_indices", rows)
     check_tensor("intermediate_states_buffer", buffer, ndim=5, dtypes=dtypes, device=device)
     if tuple(buffer.shape[2:]) != tuple(state_shape):
         raise ValueError(f"intermediate_states_buffer: expected shape [rows, cache_steps, "
