@@ -499,7 +499,7 @@ def chunk_state_kernel(
     c_mid = c_lo
     if TRACK_STEPS > 0:
         # the walk is split at the snapshot's chunk so its store sits between two loops: stored
-        # from inside the loop, the tile's layout conversion spilled (offline sm_90, 444-572 B)
+        # from inside the loop, the tile's layout conversion spilled (offline sm_90, 48-572 B)
         tc = tl.load(track_idx + n).to(tl.int32)
         tc = tl.where(tc >= 0, tc * TRACK_STEPS, -1)
         c_mid = tl.minimum(tl.maximum(tc, c_lo), c_hi)

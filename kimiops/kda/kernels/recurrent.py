@@ -319,8 +319,8 @@ def _recurrent_kda_fwd_kernel(
             b_o = tl.where(live, b_o, 0.0)
         tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
         if SPEC == 2:  # into the caller's buffer, not the pool (SGLang's target verify)
-            # the row stride is a constexpr like the slot strides: as a runtime int the compiler could
-            # not prove the tile 16-byte aligned and stored it in 4-byte pieces
+            # the row stride is a constexpr like the slot strides: as a runtime int (not specialized,
+            # so no known divisibility) the same step ran 2-44% slower (logs_h200_20261201d runs 5, 7)
             p_st = ht + row * ST_ROW + (t - bos) * ST_SLOT + i_hv * ST_HEAD + offs_h
             tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (row >= 0) & (t - bos < STEPS))
         elif SPEC:  # the state after this token, for the engine to resume from if it accepts it
