@@ -2,8 +2,10 @@
 
 A *family* groups GPUs that run the same kernels: ``"sm8x"`` (Ampere/Ada), ``"sm90"``
 (Hopper), ``"sm10x"`` (datacenter Blackwell: SM100, SM103, SM107 ...), ``"sm12x"`` (consumer
-Blackwell) and ``"cpu"`` when there is no CUDA device. Backends declare the families they
-support; nothing else in the library looks at SM numbers.
+Blackwell) and ``"cpu"`` when there is no CUDA device. A ROCm build of torch reports AMD GPUs
+as CUDA devices with capabilities such as (9, 4) (MI300); they are the family ``"rocm"``, which
+no kernel backend claims. Backends declare the families they support; nothing else in the
+library looks at SM numbers.
 """
 
 from __future__ import annotations
@@ -37,8 +39,13 @@ def arch_family(capability: tuple[int, int] | None) -> str:
     return f"sm{major}x"
 
 
+ROCM_FAMILY = "rocm"
+
+
 @functools.lru_cache(maxsize=None)
 def _family_of_cuda_index(index: int) -> str:
+    if torch.version.hip is not None:  # AMD GPU: its capability numbers are not NVIDIA SMs
+        return ROCM_FAMILY
     return arch_family(torch.cuda.get_device_capability(index))
 
 

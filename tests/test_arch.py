@@ -31,6 +31,20 @@ def test_device_family_cpu():
         assert device_family() == "cpu"
 
 
+def test_rocm_gpus_are_their_own_family(monkeypatch):
+    # a ROCm torch reports an MI300 as a CUDA device of capability (9, 4): not Hopper
+    import kimiops.arch as arch
+
+    monkeypatch.setattr(torch.version, "hip", "6.4.0", raising=False)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=None: (9, 4))
+    arch._family_of_cuda_index.cache_clear()
+    try:
+        assert arch._family_of_cuda_index(0) == arch.ROCM_FAMILY
+        assert arch.ROCM_FAMILY not in GPU_FAMILIES
+    finally:
+        arch._family_of_cuda_index.cache_clear()
+
+
 BACKENDS = {"fast": Backend("fast", frozenset({"sm90"})), "portable": Backend("portable", None)}
 
 

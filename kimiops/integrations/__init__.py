@@ -2,9 +2,11 @@
 
 - :mod:`kimiops.integrations.transformers`: Hugging Face transformers' ``kimi_linear`` models
   (``enable(model=None)`` / ``disable(model=None)``).
+- :mod:`kimiops.integrations.sglang`: SGLang's KDA kernel dispatcher (``enable()`` / ``disable()``,
+  or the ``sglang.srt.plugins`` entry point with ``KIMIOPS_SGLANG=1``).
 
 Nothing here imports the adapted library at import time: importing :mod:`kimiops` or this package
-never imports transformers. Each adapter imports its library inside ``enable()``.
+never imports transformers or SGLang. Each adapter imports its library inside ``enable()``.
 """
 
-__all__ = ["transformers"]
+__all__ = ["sglang", "transformers"]

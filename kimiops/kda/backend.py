@@ -4,7 +4,7 @@
 Inputs are token-major (``[1, T_total, H, K]`` or ``[T_total, H, K]``; the output keeps the rank
 it was given), requests back to back. The backend receives projections as a Kimi-style model
 produces them and does the preprocessing in its kernels: q and k are L2-normalized, ``beta``
-holds logits (sigmoid applied), ``g`` holds raw gate logits with ``A_log``/``dt_bias`` (softplus
+holds logits (sigmoid applied; ``extend(beta_is_logits=False)`` takes it activated), ``g`` holds raw gate logits with ``A_log``/``dt_bias`` (softplus
 gate) or ``lower_bound`` (lower-bound gate); with ``A_log`` and ``lower_bound`` both ``None``,
 ``g`` is already the log decay.
 
@@ -94,12 +94,12 @@ class KDABackend:
             raise ValueError(f"ssm_states: expected [slots, {want[0]}, {want[1]}, {want[2]}] (V-first), got {list(ssm_states.shape)}")
 
     def _call(self, kind, q, k, v, g, beta, pool, cache_indices, cu_seqlens, A_log, dt_bias, lower_bound,
-              num_accepted=None, track_state=None, track_chunk_idx=None, verify=None):
+              num_accepted=None, track_state=None, track_chunk_idx=None, verify=None, beta_is_logits=True):
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
         buffer, rows, parents = verify if verify is not None else (None, None, None)
         if track_state is None and track_chunk_idx is None and verify is None:  # snapshots, verify: full path
-            res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, True, A_log,
+            res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, beta_is_logits, A_log,
                                   dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
                                   num_accepted=num_accepted)
             if res is not None:
@@ -108,13 +108,14 @@ class KDABackend:
             key = None
         return call_kda(
             kind, prefill_op if kind.chunked else decode_op, q, k, v, g, beta, self.scale, pool, False, True,
-            use_gate, True, A_log, dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend,
+            use_gate, beta_is_logits, A_log, dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend,
             allow_padded_tokens=padded, eager_key=key, num_accepted=num_accepted, track_state=track_state,
             track_chunk_idx=track_chunk_idx, verify_buffer=buffer, verify_rows=rows, verify_parents=parents,
         )
 
     def extend(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
-               A_log=None, dt_bias=None, lower_bound=None, track_state=None, track_chunk_idx=None) -> torch.Tensor:
+               A_log=None, dt_bias=None, lower_bound=None, track_state=None, track_chunk_idx=None,
+               beta_is_logits=True) -> torch.Tensor:
         """Prefill new tokens of a batch of requests into their pool slots.
 
         ``query_start_loc`` ``[N + 1]`` int32 is the batch's cu_seqlens; ``cache_indices`` int32
@@ -123,11 +124,16 @@ class KDABackend:
         ``track_state`` fp32 ``[N, HV, V, K]`` and ``track_chunk_idx`` int32 ``[N]``: state
         snapshots for prefix caching, as in SGLang (:func:`kimiops.chunk_kda`): row n receives
         request n's state after its first ``64 * track_chunk_idx[n]`` new tokens (-1: none).
+        ``beta_is_logits=False``: ``beta`` is already the sigmoid (as some SGLang versions pass it to
+        extend), used as given.
         """
+        if not isinstance(beta_is_logits, bool):
+            raise TypeError(f"beta_is_logits: expected a bool, got {type(beta_is_logits).__name__}")
         q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
         self._check_pool(ssm_states)
         o, _ = self._call(_EXTEND, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
-                          lower_bound, track_state=track_state, track_chunk_idx=track_chunk_idx)
+                          lower_bound, track_state=track_state, track_chunk_idx=track_chunk_idx,
+                          beta_is_logits=beta_is_logits)
         return o.squeeze(0) if squeeze else o
 
     def decode(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc=None,

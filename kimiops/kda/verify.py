@@ -30,7 +30,8 @@ def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, dev
         buffer: ``[rows, cache_steps, *state_shape]`` (``state_shape`` = ``(HV, V, K)`` V-first or
             ``(HV, K, V)``), a dtype of ``dtypes``, on ``device``, each state matrix contiguous.
         rows: int32/int64 ``[N]``, values (read on CPU and with ``KIMIOPS_DEBUG=1``) in
-            ``[-1, buffer rows)``, distinct where >= 0.
+            ``[-1, buffer rows)``, distinct where >= 0 among live requests (``starts[n] >= 0``;
+            SGLang points all padded requests at one discard row).
         lengths: a callable returning the requests' token counts (CPU int64 ``[N]``), called only
             when values are read: none may exceed ``cache_steps``.
         parents: ``retrieve_parent_token``, None or int32/int64 ``[N, >= cache_steps]`` (stride 1
@@ -55,10 +56,13 @@ def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, dev
         if int(r.min()) < -1 or int(r.max()) >= buffer.shape[0]:
             raise ValueError(f"intermediate_state_indices: expected values in [-1, {buffer.shape[0]}), "
                              f"got range [{int(r.min())}, {int(r.max())}]")
-        real = r[r >= 0]
+        live = r >= 0
+        if starts is not None:  # a padded request (start slot -1) writes nothing: it may share a row
+            live &= starts.detach().cpu() >= 0
+        real = r[live]
         if real.numel() != real.unique().numel():
-            raise ValueError("intermediate_state_indices: expected distinct rows for distinct requests "
-                             "(-1 may repeat), got duplicates")
+            raise ValueError("intermediate_state_indices: expected distinct rows for distinct live requests "
+                             "(-1, and the rows of padded requests, may repeat), got duplicates")
         longest = int(lengths().max())
         if longest > steps:
             raise ValueError(f"intermediate_states_buffer: a request has {longest} tokens, more than its "
