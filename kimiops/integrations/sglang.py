@@ -59,6 +59,7 @@ import torch
 from kimiops.arch import GPU_FAMILIES, device_family
 from kimiops.env import env_var
 from kimiops.kda.backend import KDABackend
+from kimiops.kda.decode import fused_recurrent_kda
 
 __all__ = ["KDAKernelMethods", "kernel_class", "enable", "disable", "is_enabled", "plugin", "DISPATCHER_MODULE"]
 
@@ -203,17 +204,23 @@ class KDAKernelMethods:
         B, width = mixed_qkv.shape
         HV, V, K = num_v_heads, head_v_dim, ssm_states.shape[-1]
         qk = width - HV * V
-        if qk <= 0 or qk % (2 * K):
-            raise ValueError(f"mixed_qkv: expected [B, 2 * H * {K} + {HV} * {V}] (q, k, v side by side), "
-                             f"got {list(mixed_qkv.shape)}")
+        if qk <= 0 or qk % (2 * K) or mixed_qkv.stride(-1) != 1:
+            raise ValueError(f"mixed_qkv: expected [B, 2 * H * {K} + {HV} * {V}] (q, k, v side by side, stride 1 "
+                             f"along the last dimension), got shape {list(mixed_qkv.shape)}, strides "
+                             f"{mixed_qkv.stride()}")
         H = qk // (2 * K)
-        q = mixed_qkv[:, : H * K].unflatten(-1, (H, K)).unsqueeze(0)
-        k = mixed_qkv[:, H * K: 2 * H * K].unflatten(-1, (H, K)).unsqueeze(0)
-        v = mixed_qkv[:, 2 * H * K:].unflatten(-1, (HV, V)).unsqueeze(0)
-        be = self._backend(H, HV, K, V, scale)
-        return be.decode(q, k, v, self._gate(a, B, HV, K), self._beta(b, B, HV), ssm_states=ssm_states,
-                         cache_indices=cache_indices, A_log=self._a_log(A_log), dt_bias=dt_bias,
-                         lower_bound=lower_bound)
+        # one token per request: [B, 1, heads, dim] views of mixed_qkv straight into the op (batch
+        # mode, no cu_seqlens); as_strided makes each in one step (eager calls pay per view)
+        row, base = mixed_qkv.stride(0), mixed_qkv.storage_offset()
+        q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base)
+        k = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base + H * K)
+        v = mixed_qkv.as_strided((B, 1, HV, V), (row, row, V, 1), base + 2 * H * K)
+        o, _ = fused_recurrent_kda(
+            q, k, v, a.reshape(B, 1, HV, K), b.reshape(B, 1, HV), scale, ssm_states, use_qk_l2norm_in_kernel=True,
+            use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=self._a_log(A_log), dt_bias=dt_bias,
+            lower_bound=lower_bound, state_v_first=True, ssm_state_indices=cache_indices,
+            backend=self.kimiops_backend)
+        return o.view(1, B, HV, V)
 
     def target_verify(self, A_log, dt_bias, q, k, v, a, b, *, ssm_states, cache_indices, query_start_loc,
                       intermediate_states_buffer, intermediate_state_indices, cache_steps,
