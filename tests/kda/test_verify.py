@@ -90,6 +90,21 @@ def test_target_verify_matches_the_token_oracle(backend):
         assert torch.isnan(buf[r]).all()
 
 
+def test_padded_requests_may_share_a_buffer_row():
+    """SGLang points every padded request (start slot -1) at one discard row; they write nothing,
+    so the row keeps its poison and the live request's row is filled."""
+    H, HV, K, V = 1, 1, 16, 16
+    x, pool, qsl = _step([2, 2, 2], H, HV, K, V, slots=3, seed=48)
+    buf = torch.full((3, 2, HV, V, K), NAN)
+    o = kimiops.KDABackend(H, K, V, HV).target_verify(
+        x["q"], x["k"], x["v"], x["g"], x["beta"], ssm_states=pool,
+        cache_indices=torch.tensor([-1, 2, -1], dtype=torch.int32), query_start_loc=qsl,
+        intermediate_states_buffer=buf, intermediate_state_indices=torch.tensor([2, 0, 2], dtype=torch.int32),
+        A_log=x["A_log"], dt_bias=x["dt_bias"])
+    assert torch.equal(o[[0, 1, 4, 5]], torch.zeros(4, HV, V))
+    assert not torch.isnan(buf[0]).any() and torch.isnan(buf[[1, 2]]).all()
+
+
 def test_target_verify_is_the_vllm_form_bit_for_bit():
     """The kernel's two speculative forms (buffer rows here, pool slots in vLLM's) give the same
     output and state bits for the same step."""
