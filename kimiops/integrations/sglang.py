@@ -20,9 +20,10 @@ SGLang runs the KDA layers of Kimi-Linear-style models through ``KDAKernelDispat
 ===================  =====================================================================
 
 :func:`enable` replaces ``TritonKDAKernel`` in the dispatcher's module by a subclass,
-``KimiopsKDAKernel``, whose four methods run :class:`kimiops.KDABackend` (zero-copy views of the
-inputs, no host synchronization, CUDA-graph safe) and hand a call to SGLang's own Triton kernel
-(``super()``) where kimiops does not implement what it asks for:
+``KimiopsKDAKernel``, whose four methods run kimiops (:func:`kimiops.fused_recurrent_kda` for the
+packed decode, :class:`kimiops.KDABackend` for the others; views of the inputs, no host
+synchronization, CUDA-graph safe) and hand a call to SGLang's own Triton kernel (``super()``)
+where kimiops does not implement what it asks for:
 
 - ReplaySSM ring caches (``replayssm_*``, ``cache_ring``) and FlashInfer's fused accept
   (``fused_accept_*``);
