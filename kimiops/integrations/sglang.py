@@ -61,6 +61,7 @@ from kimiops.arch import GPU_FAMILIES, device_family
 from kimiops.env import env_var
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
+from kimiops.validation import check_tensor
 
 __all__ = ["KDAKernelMethods", "kernel_class", "enable", "disable", "is_enabled", "plugin", "DISPATCHER_MODULE"]
 
@@ -202,6 +203,7 @@ class KDAKernelMethods:
                                          ssm_states=ssm_states, cache_indices=cache_indices,
                                          num_v_heads=num_v_heads, head_v_dim=head_v_dim, lower_bound=lower_bound,
                                          **kwargs)
+        check_tensor("mixed_qkv", mixed_qkv, ndim=2)
         B, width = mixed_qkv.shape
         HV, V, K = num_v_heads, head_v_dim, ssm_states.shape[-1]
         qk = width - HV * V

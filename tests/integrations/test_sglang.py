@@ -334,6 +334,14 @@ def test_packed_decode_rejects_a_mixed_qkv_of_the_wrong_width():
                                        num_v_heads=1, head_v_dim=16)
 
 
+def test_packed_decode_rejects_a_mixed_qkv_of_the_wrong_rank():
+    x = _inputs(2, 1, 1, 16, 16, slots=2, seed=10)
+    with pytest.raises(ValueError, match="mixed_qkv: expected 2 dimensions"):
+        _kernel("torch").packed_decode(x["qkv"][None], x["a"], x["b"], A_log=x["A_log"], dt_bias=x["dt_bias"],
+                                       scale=0.25, ssm_states=x["pool"], cache_indices=torch.tensor([0, 1]),
+                                       num_v_heads=1, head_v_dim=16)
+
+
 def test_kernel_class_needs_a_class():
     with pytest.raises(TypeError, match="base: expected SGLang's kernel class"):
         sg.kernel_class(FakeTritonKDAKernel())
