@@ -43,7 +43,7 @@ available.
 Activation. SGLang runs its model in scheduler processes that it starts itself, and calls its
 general plugins (entry-point group ``sglang.srt.plugins``) early in each of them. kimiops
 registers :func:`plugin` there; it calls :func:`enable` when the environment variable
-``KIMIOPS_SGLANG`` is ``1`` (or ``true``/``yes``/``on``) and does nothing otherwise, so installing
+``KIMIOPS_SGLANG`` is ``1`` (as ``KIMIOPS_DEBUG``) and does nothing otherwise, so installing
 kimiops never changes an SGLang deployment by itself. In a single process (tests, notebooks),
 call :func:`enable` before the engine builds its attention backend; :func:`disable` restores
 SGLang's class.
@@ -76,7 +76,6 @@ _IGNORED = frozenset({
     "track_ssm_h_src", "track_ssm_h_batch_src", "state_checkpoint_cu_starts", "num_state_checkpoints",
     "state_checkpoint_every_n_tokens", "state_checkpoint_indices", "seq_lens_cpu", "safe_gate_lower_bound",
 })
-_TRUTHY = ("1", "true", "yes", "on")
 
 
 def _unsupported(kwargs: dict, handled: frozenset = frozenset()) -> str | None:
@@ -163,13 +162,11 @@ class KDAKernelMethods:
                                   query_start_loc=query_start_loc, A_log=A_log, dt_bias=dt_bias,
                                   lower_bound=lower_bound, beta_is_raw=beta_is_raw,
                                   return_intermediate_states=return_intermediate_states, **kwargs)
-        T, H, K = q.shape[-3:]
-        HV = v.shape[-2]
-        if g.dim() == 3:  # [1, T, HV * K]
-            g = g.unflatten(-1, (HV, K))
+        H, K = q.shape[-2:]
+        HV, V = v.shape[-2:]
         if A_log is None:  # SGLang: g is then already the log decay, and lower_bound unused
             dt_bias = lower_bound = None
-        be = self._backend(H, HV, K, v.shape[-1], None)
+        be = self._backend(H, HV, K, V, None)
         o = be.extend(q, k, v, g, beta, ssm_states=ssm_states, cache_indices=cache_indices,
                       query_start_loc=query_start_loc, A_log=self._a_log(A_log), dt_bias=dt_bias,
                       lower_bound=lower_bound, track_state=track_state, track_chunk_idx=track_chunk_idx,
@@ -302,8 +299,5 @@ def is_enabled() -> bool:
 
 def plugin() -> Any:
     """SGLang general plugin (entry point ``sglang.srt.plugins: kimiops``): :func:`enable` when
-    ``KIMIOPS_SGLANG`` is set to a true value, nothing otherwise."""
-    value = (env_var(ENV_SWITCH) or "").strip().lower()
-    if value in _TRUTHY:
-        return enable()
-    return None
+    ``KIMIOPS_SGLANG=1``, nothing otherwise."""
+    return enable() if env_var(ENV_SWITCH) == "1" else None
