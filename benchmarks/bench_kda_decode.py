@@ -9,7 +9,8 @@ Serving setup (SGLang-like decode): H = HV = 32, K = V = 128, one token per requ
 For each N: CUDA-graph replay median (20 calls captured in one graph, per call; also with
 programmatic dependent launch switched off, ``ours_graph_us_no_pdl``; in batch mode, ``[N, 1, ...]``
 without cu_seqlens as ``KDABackend.decode`` launches one token per request, ``ours_graph_batch_us``),
-the same with the 20 calls on 20 different slot sets (``graph_rot``, L2-colder; only where the pool has room),
+the same with the 20 calls on 20 different slot sets (``graph_rot``, L2-colder; only where the pool has room;
+batch mode ``b_rot``),
 eager median (``triton.testing.do_bench``, which also flushes L2 between calls), host wall time
 of one eager call (perf_counter around call + synchronize) and host launch time (call only), %
 of the copy bandwidth measured first in the same process (bytes: state read + write + q, k, v, g,
@@ -114,10 +115,10 @@ class Case:
             return lambda: rec.recurrent_kda_fwd(self.q, self.k, self.v, self.g, self.beta, **kw)
         return lambda: rec.recurrent_kda_fwd_config(config[0], config[1], self.q, self.k, self.v, self.g, self.beta, **kw)
 
-    def ours_batch(self):
+    def ours_batch(self, idx=None):
         """The same step in batch mode, ``[N, 1, ...]`` without cu_seqlens: how ``KDABackend.decode``
         launches one token per request (``query_start_loc=None``)."""
-        kw = dict(self.launch_kwargs(), cu_seqlens=None)
+        kw = dict(self.launch_kwargs(idx), cu_seqlens=None)
         q, k, v, g, beta = (x.view(self.N, 1, *x.shape[2:]) for x in (self.q, self.k, self.v, self.g, self.beta))
         return lambda: rec.recurrent_kda_fwd(q, k, v, g, beta, **kw)
 
@@ -316,13 +317,15 @@ def main():
     if fla_err:
         print("FLA:", fla_err)
 
-    hdr = (f"{'N':>4} {'cfg':>7} {'graph':>8} {'no_pdl':>8} {'batch':>8} {'g_rot':>8} {'eager':>8} {'wall':>7} "
+    hdr = (f"{'N':>4} {'cfg':>14} {'graph':>8} {'no_pdl':>8} {'batch':>8} {'g_rot':>8} {'b_rot':>8} {'eager':>8} "
+           f"{'wall':>7} "
            f"{'launch':>7} {'%bw':>6} "
            f"{'best_cfg':>9} {'best':>8} {'%bw_b':>6} | {'fla_gr':>8} {'fla_rot':>8} {'fla_eag':>8} {'fla_wall':>8} {'%bw':>6}")
     print(hdr)
     for N in args.ns:
         case = Case(N, pool, gen)
-        row = {"N": N, "bytes": case.nbytes(), "table_cfg": list(rec.config_for(N * HV, True))}
+        row = {"N": N, "bytes": case.nbytes(), "table_cfg": list(rec.config_for(N * HV, True)),
+               "batch_cfg": list(rec.config_for(N * HV, False))}
         fn = case.ours()
         row["ours_graph_us"] = graph_us([fn] * GRAPH_CALLS)
         saved_pdl, rec._PDL = rec._PDL, False  # the same kernel launched without programmatic dependent launch
@@ -331,6 +334,7 @@ def main():
         row["ours_graph_batch_us"] = graph_us([case.ours_batch()] * GRAPH_CALLS)
         if case.idx_sets:
             row["ours_graph_rot_us"] = graph_us([case.ours(idx=i) for i in case.idx_sets])
+            row["ours_graph_batch_rot_us"] = graph_us([case.ours_batch(idx=i) for i in case.idx_sets])
         row["ours_eager_us"] = do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
         row["ours_wall_us"], row["ours_launch_us"] = host_us(fn)
         if N == 1 or N == args.ns[0]:
@@ -364,9 +368,11 @@ def main():
         res["rows"].append(row)
         f = lambda key, fmt="8.2f": format(row[key], fmt) if key in row else "-".rjust(int(fmt.split(".")[0]))  # noqa: E731
         cfg_s = "x".join(map(str, row["table_cfg"][:2])) + ("h" if row["table_cfg"][2] else "")
+        cfg_s += "/" + "x".join(map(str, row["batch_cfg"][:2])) + ("h" if row["batch_cfg"][2] else "") + (
+            "e" if row["batch_cfg"][3] else "")
         best_s = "x".join(map(str, row.get("best_cfg", []))) or "-"
-        print(f"{N:>4} {cfg_s:>7} {f('ours_graph_us')} {f('ours_graph_us_no_pdl')} {f('ours_graph_batch_us')} "
-              f"{f('ours_graph_rot_us')} {f('ours_eager_us')} "
+        print(f"{N:>4} {cfg_s:>14} {f('ours_graph_us')} {f('ours_graph_us_no_pdl')} {f('ours_graph_batch_us')} "
+              f"{f('ours_graph_rot_us')} {f('ours_graph_batch_rot_us')} {f('ours_eager_us')} "
               f"{f('ours_wall_us', '7.1f')} {f('ours_launch_us', '7.1f')} {f('ours_pct_bw', '6.1f')} {best_s:>9} "
               f"{f('best_graph_us')} {f('best_pct_bw', '6.1f')} | {f('fla_graph_us')} {f('fla_graph_rot_us')} "
               f"{f('fla_eager_us')} {f('fla_wall_us')} {f('fla_pct_bw', '6.1f')}")

@@ -1,9 +1,12 @@
-"""A/B of decode kernel configs ``(BV, num_warps, stream_hints)`` per batch size, for choosing
-``kimiops.kda.kernels.recurrent._CONFIGS``: CUDA-graph medians (20 chained calls, as
-``benchmarks/bench_kda_decode.py``) of each config, interleaved over --rounds (best round shown),
-with % of copy bandwidth.
+"""A/B of decode kernel configs ``(BV, num_warps, stream_hints, early_inputs)`` per batch size, for
+choosing the tables of ``kimiops.kda.kernels.recurrent._CONFIGS``: CUDA-graph medians (20 chained calls,
+as ``benchmarks/bench_kda_decode.py``) of each config, interleaved over --rounds (best round shown), with
+% of copy bandwidth. ``--batch`` times batch mode (``[N, 1, ...]`` without cu_seqlens, how
+``KDABackend.decode`` launches one token per request) against that form's table; ``--cold`` gives each
+of the 20 calls its own pool slots (no state reused from L2 across calls).
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --ns 1 2 8 64 128 256 512
+    PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --batch --cold --ns 2 4 --configs 8x2 8x4e 16x2e
 """
 import argparse
 import sys
@@ -14,41 +17,69 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_kda_decode as bench  # noqa: E402
 
-from kimiops.bench.timing import best_graph_us, copy_bandwidth  # noqa: E402
+from kimiops.bench.timing import copy_bandwidth, graph_us  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 
 CONFIGS = ["8x1", "8x1h", "8x2", "8x2h"]
 
 
-def parse_config(text: str) -> tuple[int, int, bool]:
-    """``"8x1h"`` -> ``(8, 1, True)``: BV x num_warps, ``h`` for the stream hints."""
-    hints = text.endswith("h")
-    bv, nw = text.rstrip("h").split("x")
-    return int(bv), int(nw), hints
+def parse_config(text: str) -> tuple[int, int, bool, bool]:
+    """``"8x1he"`` -> ``(8, 1, True, True)``: BV x num_warps, suffix ``h`` for the stream hints and
+    ``e`` for the early first-token loads (any order)."""
+    head = text.rstrip("he")
+    flags = text[len(head):]
+    bv, nw = head.split("x")
+    return int(bv), int(nw), "h" in flags, "e" in flags
+
+
+def config_name(cfg) -> str:
+    bv, nw, hints, early = cfg
+    return f"{bv}x{nw}{'h' if hints else ''}{'e' if early else ''}"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ns", type=int, nargs="*", default=[1, 2, 8, 64, 128, 256, 512])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--configs", nargs="*", default=CONFIGS, help="BVxWARPS, suffix h for the stream hints")
+    p.add_argument("--configs", nargs="*", default=CONFIGS,
+                   help="BVxWARPS, suffix h for the stream hints, e for the early first-token loads")
+    p.add_argument("--batch", action="store_true", help="batch mode ([N, 1, ...], no cu_seqlens)")
+    p.add_argument("--cold", action="store_true", help="each call of a graph on its own pool slots")
     args = p.parse_args()
     gen = torch.Generator(device="cuda").manual_seed(0)
     bw = copy_bandwidth()
-    print(f"{torch.cuda.get_device_name()} torch {torch.__version__}; copy bandwidth {bw / 1e12:.3f} TB/s", flush=True)
-    pool = torch.randn(2 * max(args.ns + [8]), bench.HV, bench.V, bench.K, device="cuda", generator=gen) * 0.1
+    print(f"{torch.cuda.get_device_name()} torch {torch.__version__}; copy bandwidth {bw / 1e12:.3f} TB/s; "
+          f"{'batch mode' if args.batch else 'cu_seqlens form'}, {'cold' if args.cold else 'same'} slots", flush=True)
+    slots = (bench.GRAPH_CALLS if args.cold else 2) * max(args.ns + [8])
+    pool = torch.randn(slots, bench.HV, bench.V, bench.K, device="cuda", generator=gen) * 0.1
+    configs = [parse_config(c) for c in args.configs]
     for N in args.ns:
         case = bench.Case(N, pool, gen)
-        kw = case.launch_kwargs()
-        fns = {(bv, nw, hints): (lambda bv=bv, nw=nw, hints=hints: rec.recurrent_kda_fwd_config(
-            bv, nw, case.q, case.k, case.v, case.g, case.beta, stream_hints=hints, **kw))
-            for bv, nw, hints in map(parse_config, args.configs)}
-        best = best_graph_us(fns, bench.GRAPH_CALLS, args.rounds)
-        table = rec.config_for(N * bench.HV, True)
-        cells = [f"{bv}x{nw}{'h' if h else ''}{'*' if (bv, nw, h) == table else ''} {us:.2f} us "
-                 f"({100 * case.nbytes() / (us * 1e-6) / bw:.1f}%)" for (bv, nw, h), us in best.items()]
+        idx_sets = case.idx_sets if args.cold else [case.idx] * bench.GRAPH_CALLS
+        x = (case.q, case.k, case.v, case.g, case.beta)
+        if args.batch:
+            x = tuple(t.view(N, 1, *t.shape[2:]) for t in x)
+
+        def calls(cfg):
+            def one(idx):
+                kw = case.launch_kwargs(idx)
+                if args.batch:
+                    kw["cu_seqlens"] = None
+                return lambda: rec.recurrent_kda_fwd_config(cfg[0], cfg[1], *x, stream_hints=cfg[2],
+                                                            early_inputs=cfg[3], **kw)
+            return [one(i) for i in idx_sets]
+
+        best: dict = {}
+        for _ in range(args.rounds):
+            for cfg in configs:
+                us = graph_us(calls(cfg))
+                best[cfg] = min(best.get(cfg, us), us)
+        table = rec.config_for(N * bench.HV, not args.batch)
+        cells = [f"{config_name(cfg)}{'*' if cfg == table else ''} {us:.2f} us "
+                 f"({100 * case.nbytes() / (us * 1e-6) / bw:.1f}%)" for cfg, us in best.items()]
         print(f"N={N}: " + "; ".join(cells), flush=True)
-    print("h: stream hints (evict_first load, .cs store of the state tile); *: the table's config")
+    print("h: stream hints (evict_first load, .cs store of the state tile); e: the first token's inputs loaded "
+          "before the state tile; *: the table's config")
 
 
 if __name__ == "__main__":

@@ -207,7 +207,8 @@ def run_case(
     if config is None:
         o = recurrent_kda_fwd(*args, **kw)
     else:
-        o = recurrent_kda_fwd_config(config[0], config[1], *args, stream_hints=len(config) > 2 and config[2], **kw)
+        o = recurrent_kda_fwd_config(config[0], config[1], *args, stream_hints=len(config) > 2 and config[2],
+                                     early_inputs=len(config) > 3 and config[3], **kw)
     if use_out:
         assert o is out
     assert o.shape == (B, T_tot, HV, V) and o.dtype == kern["v"].dtype
@@ -394,11 +395,33 @@ def test_gpu_every_config_candidate(config):
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", sorted({cfg for rows in _CONFIGS.values() for _, cfg in rows}))
 def test_gpu_every_table_config(config):
-    """The table's configs, stream hints included (they change the cache policy, not the results)."""
+    """The configs of both tables (the cu_seqlens form's and batch mode's), stream hints and early
+    first-token loads included (they change the cache policy and the load order, not the results),
+    in both forms of the call."""
     run_case(seqlens=[1, 2, 1, 3], indices=[3, 1, -1, 6], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16,
              device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=35)
     run_case(seqlens=[1, 2], indices=[3, 1], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16, v_first=False,
              device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=36)
+    run_case(B=4, T=1, indices=[3, -1, 1, 6], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16, device=GPU,
+             slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=38)
+
+
+def test_early_inputs_interpreter(device):
+    """The first token's inputs loaded before the state tile: batch mode (its table's form; empty
+    sequences and padding too) and the cu_seqlens form."""
+    run_case(B=3, T=2, indices=[4, -1, 1], config=(16, 2, False, True), device=device, seed=39)
+    run_case(B=2, T=1, mode="dense", config=(8, 1, True, True), v_first=False, device=device, seed=40)
+    run_case(seqlens=[2, 0, 1], config=(16, 2, False, True), device=device, seed=41)
+
+
+def test_config_tables_cover_every_batch_size():
+    """Each form's table answers every N * HV with a 4-field config of a kernel candidate."""
+    from kimiops.kda.kernels.recurrent import config_for
+
+    for varlen in (True, False):
+        for nh in (1, 32, 33, 64, 65, 128, 129, 256, 257, 2048, 2049, 1 << 20):
+            bv, nw, hints, early = config_for(nh, varlen)
+            assert (bv, nw) in CONFIG_CANDIDATES and isinstance(hints, bool) and isinstance(early, bool)
 
 
 def test_stream_hints_interpreter():

@@ -42,10 +42,12 @@ and its output rows are exactly zero (``tl.where``, so garbage or NaN padding in
 without it (prefill) it starts from a zero state, computes outputs and writes nothing. With
 ``cu_seqlens``, output rows past ``cu_seqlens[N]`` (CUDA-graph padding tokens) are zero-filled.
 
-Config table (``_CONFIGS``): ``(BV, num_warps, stream_hints)`` by ``N * HV`` and state layout,
-chosen from the sweep of ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N;
-the winner is its ``best_cfg`` column) and ``benchmarks/tools/decode_config_ab.py`` (one or two
-warps, with and without the stream hints); measurements cited next to the table.
+Config tables (``_CONFIGS``): ``(BV, num_warps, stream_hints, early_inputs)`` by ``N * HV``, one for
+the cu_seqlens form and one for batch mode (``[N, T, ...]`` without cu_seqlens), chosen from the sweep of
+``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N; the winner is its
+``best_cfg`` column) and ``benchmarks/tools/decode_config_ab.py`` (named configs per form, with the same
+or cold pool slots); measurements cited next to the tables. ``early_inputs`` issues the first token's
+loads before the state tile's in the source (the order ptxas keeps; see the batch table's comment).
 
 Where the time of a small call goes (``benchmarks/results/logs_h200_20261130i/``): a chain of
 calls that only wait for the previous grid, read the pool index, and read and write a 4 KiB tile
@@ -106,21 +108,35 @@ __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFI
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 
-# (BV, num_warps, stream_hints) per (upper bound of N*HV, state_v_first). First match wins.
-# BV x num_warps chosen by the sweep of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32,
-# K=V=128, fp32 V-first pool, CUDA-graph medians with programmatic dependent launch,
-# kda_decode_20261129-213241.json): from N=8 on 8x1 wins everywhere (N=8 8.37 us vs 9.20 for 32x4;
-# N=512 95.6% of copy bandwidth vs 94.3%). Small tiles mean many CTAs in flight, which is what a
-# bandwidth-bound stream of 64 KiB states needs. Rows checked by benchmarks/tools/decode_config_ab.py
-# after o moved to its keep_dims store (2026-11-30, logs_h200_20261130i/decode_config_ab.log): N=1 on
-# one warp (8x1 2.93 us, 8x2 3.15), N=2 on two (8x2 3.69 us, 8x1 4.34). stream_hints (state tile
-# loaded evict_first, stored .cs: it is read once and written once per call) only where they pay:
-# N=32 90.6% vs 89.5% of copy bandwidth, N=64 93.0% vs 91.7%; at N=8 and N=128 they are even
-# (7.93 vs 7.86 us, 93.8% vs 94.0%), at N=256 / 512 they cost 1.4 / 2.3 points. The K-first layout
-# is not swept and reuses the same table.
-_V_FIRST_TABLE = ((32, (8, 1, False)), (64, (8, 2, False)), (256, (8, 1, False)), (2048, (8, 1, True)),
-                  (None, (8, 1, False)))
-_CONFIGS = {True: _V_FIRST_TABLE, False: _V_FIRST_TABLE}  # V-first [V, K] (serving layout); K-first: not swept
+# (BV, num_warps, stream_hints, early_inputs) per upper bound of N*HV, one table per form of the call.
+# First match wins; both state layouts use them (the K-first layout is not swept).
+#
+# The cu_seqlens form (_VARLEN_TABLE; also speculative verification and short prefill): BV x num_warps
+# chosen by the sweep of benchmarks/bench_kda_decode.py on the H200 (2026-11-29, H=HV=32, K=V=128, fp32
+# V-first pool, CUDA-graph medians with programmatic dependent launch, kda_decode_20261129-213241.json):
+# from N=8 on 8x1 wins everywhere (N=8 8.37 us vs 9.20 for 32x4; N=512 95.6% of copy bandwidth vs
+# 94.3%). Small tiles mean many CTAs in flight, which is what a bandwidth-bound stream of 64 KiB states
+# needs. Rows checked by benchmarks/tools/decode_config_ab.py after o moved to its keep_dims store
+# (2026-11-30, logs_h200_20261130i/decode_config_ab.log): N=1 on one warp (8x1 2.93 us, 8x2 3.15), N=2
+# on two (8x2 3.69 us, 8x1 4.34). stream_hints (state tile loaded evict_first, stored .cs: it is read
+# once and written once per call) only where they pay: N=32 90.6% vs 89.5% of copy bandwidth, N=64
+# 93.0% vs 91.7%; at N=8 and N=128 they are even (7.93 vs 7.86 us, 94.0% vs 93.8%), at N=256 / 512 they
+# cost 1.4 / 2.3 points.
+#
+# Batch mode (_BATCH_TABLE: [N, T, ...] without cu_seqlens, how KDABackend.decode and SGLang's
+# packed_decode launch one token per request): with the cu_seqlens form's configs it ran 0.6-1.6 us
+# slower at N = 2..64 (N=8 8.87 vs 7.90 us, 12.30 vs 10.74 with cold slots; logs_h200_20261201f run 1).
+# ptxas schedules that form's first-token loads after the state tile's (the cu_seqlens form gets them
+# first because they wait on cu_seqlens); early_inputs puts them first in the source. That wins from N=2
+# on (N=8 8.07 / 10.70 us cold, N=16 14.16 / 19.25 against 14.72 / 20.75) and loses at N=1 (3.22 vs
+# 3.06 us) and in the cu_seqlens form (N=8 8.11 vs 7.90); at N=2 4 warps win in this form (8x4
+# 4.25 / 4.67 cold against 8x2 4.61 / 5.38), at N=4 16x2 (4.95 / 6.41 against 8x1 5.45 / 6.89)
+# (logs_h200_20261201f runs 1 and 2, checked again in run 3).
+_VARLEN_TABLE = ((32, (8, 1, False, False)), (64, (8, 2, False, False)), (256, (8, 1, False, False)),
+                 (2048, (8, 1, True, False)), (None, (8, 1, False, False)))
+_BATCH_TABLE = ((32, (8, 1, False, False)), (64, (8, 4, False, True)), (128, (16, 2, False, True)),
+                (256, (8, 1, False, True)), (2048, (8, 1, True, True)), (None, (8, 1, False, True)))
+_CONFIGS = {True: _VARLEN_TABLE, False: _BATCH_TABLE}  # keyed by "called with cu_seqlens"
 # what the benchmark sweeps
 CONFIG_CANDIDATES = tuple(
     (bv, nw) for bv in (8, 16, 32, 64) for nw in (1, 2, 4, 8) if 8 <= bv * 128 // (32 * nw) <= 64
@@ -135,6 +151,15 @@ _INT_ARGS = [
 # specialization (keeps the fast-launch key small; their rows are short and latency-bound)
 _UNALIGNED_PTRS = ["q", "k", "v", "g", "beta", "o", "h0_idx", "ht_idx", "cu_seqlens", "A_log", "dt_bias", "num_acc",
                    "parent"]
+
+
+@triton.jit
+def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask_k, mask_v, ok):
+    """Token ``t``'s q, k, g ``[BK]``, v ``[BV]`` and beta (scalar) in their storage dtype from the
+    row pointers of the program's heads; zeros where ``ok`` is false."""
+    return (tl.load(p_q + t * s_qt, mask=mask_k & ok, other=0.0), tl.load(p_k + t * s_kt, mask=mask_k & ok, other=0.0),
+            tl.load(p_g + t * s_gt, mask=mask_k & ok, other=0.0), tl.load(p_v + t * s_vt, mask=mask_v & ok, other=0.0),
+            tl.load(p_b + t * s_bt, mask=ok, other=0.0))
 
 
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
@@ -158,7 +183,7 @@ def _recurrent_kda_fwd_kernel(
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
     NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr, STEPS: tl.constexpr,
-    ST_ROW: tl.constexpr, HAS_PARENT: tl.constexpr,
+    ST_ROW: tl.constexpr, HAS_PARENT: tl.constexpr, EARLY_INPUTS: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -209,7 +234,7 @@ def _recurrent_kda_fwd_kernel(
         read_ok = read_ok & (eos > bos)
         write_ok = write_ok & (eos > bos)
 
-    # ---- state tile
+    # ---- tile coordinates
     o_k = tl.arange(0, BK)
     o_v = i_v * BV + tl.arange(0, BV)
     if EVEN_K:
@@ -226,6 +251,27 @@ def _recurrent_kda_fwd_kernel(
     else:
         offs_h = o_k[:, None] * V + o_v[None, :]
         mask_h = mask_k[:, None] & mask_v[None, :]
+
+    # ---- token inputs; those of token t+1 are loaded before token t is computed. The 1-D
+    # vectors are loaded one element per thread (coalesced; gate math there is cheapest) and the
+    # compiler converts q, k, decay, v to the tile's broadcast layout (a few smem round trips).
+    p_q = q + n64 * s_qb + i_h * s_qh + o_k
+    p_k = k + n64 * s_kb + i_h * s_kh + o_k
+    p_g = g + n64 * s_gb + i_hv * s_gh + o_k
+    p_v = v + n64 * s_vb + i_hv * s_vh + o_v
+    p_b = beta + n64 * s_bb + i_hv * s_bh
+    p_o = o + n64 * s_ob + i_hv * s_oh + o_v
+    if V_FIRST:
+        p_o2 = p_o[:, None]
+        mask_o2 = mask_v[:, None]
+    else:
+        p_o2 = p_o[None, :]
+        mask_o2 = mask_v[None, :]
+    if EARLY_INPUTS:  # the first token's inputs before the state tile (see the config table)
+        c_q, c_k, c_g, c_v, c_b = _token_inputs(p_q, p_k, p_g, p_v, p_b, bos, s_qt, s_kt, s_gt, s_vt, s_bt,
+                                                mask_k, mask_v, eos > bos)
+
+    # ---- state tile
     if HAS_H0:
         p_h0 = h0 + i0 * S0_SLOT + i_hv * S0_HEAD + offs_h
         if STREAM_HINTS:  # read once per call: do not keep it in L2
@@ -244,28 +290,11 @@ def _recurrent_kda_fwd_kernel(
         if HAS_DT_BIAS:
             b_dt = tl.load(dt_bias + i_hv * K + o_k, mask=mask_k, other=0.0).to(tl.float32)
 
-    # ---- token loop; the inputs of token t+1 are loaded before token t is computed. The 1-D
-    # vectors are loaded one element per thread (coalesced; gate math there is cheapest) and the
-    # compiler converts q, k, decay, v to the tile's broadcast layout (a few smem round trips).
-    p_q = q + n64 * s_qb + i_h * s_qh + o_k
-    p_k = k + n64 * s_kb + i_h * s_kh + o_k
-    p_g = g + n64 * s_gb + i_hv * s_gh + o_k
-    p_v = v + n64 * s_vb + i_hv * s_vh + o_v
-    p_b = beta + n64 * s_bb + i_hv * s_bh
-    p_o = o + n64 * s_ob + i_hv * s_oh + o_v
-    if V_FIRST:
-        p_o2 = p_o[:, None]
-        mask_o2 = mask_v[:, None]
-    else:
-        p_o2 = p_o[None, :]
-        mask_o2 = mask_v[None, :]
-    has_tok = eos > bos
-    c_q = tl.load(p_q + bos * s_qt, mask=mask_k & has_tok, other=0.0)
-    c_k = tl.load(p_k + bos * s_kt, mask=mask_k & has_tok, other=0.0)
-    c_g = tl.load(p_g + bos * s_gt, mask=mask_k & has_tok, other=0.0)
-    c_v = tl.load(p_v + bos * s_vt, mask=mask_v & has_tok, other=0.0)
-    c_b = tl.load(p_b + bos * s_bt, mask=has_tok, other=0.0)
-    # (a while loop: the form measured on the H200; the next token's loads are issued by hand)
+    if not EARLY_INPUTS:
+        c_q, c_k, c_g, c_v, c_b = _token_inputs(p_q, p_k, p_g, p_v, p_b, bos, s_qt, s_kt, s_gt, s_vt, s_bt,
+                                                mask_k, mask_v, eos > bos)
+
+    # ---- token loop (a while loop: the form measured on the H200; the next token's loads are issued by hand)
     t = bos
     while t < eos:
         if HAS_PARENT:  # tree drafts (SPEC 2): token t continues from its parent's state, not t - 1's
@@ -278,12 +307,8 @@ def _recurrent_kda_fwd_kernel(
                     else:
                         p_par = ht + row * ST_ROW + par * ST_SLOT + i_hv * ST_HEAD + offs_h
                         b_h = tl.load(p_par, mask=mask_h & write_ok & (row >= 0), other=0.0).to(tl.float32)
-        nxt = t + 1 < eos
-        n_q = tl.load(p_q + (t + 1) * s_qt, mask=mask_k & nxt, other=0.0)
-        n_k = tl.load(p_k + (t + 1) * s_kt, mask=mask_k & nxt, other=0.0)
-        n_g = tl.load(p_g + (t + 1) * s_gt, mask=mask_k & nxt, other=0.0)
-        n_v = tl.load(p_v + (t + 1) * s_vt, mask=mask_v & nxt, other=0.0)
-        n_b = tl.load(p_b + (t + 1) * s_bt, mask=nxt, other=0.0)
+        n_q, n_k, n_g, n_v, n_b = _token_inputs(p_q, p_k, p_g, p_v, p_b, t + 1, s_qt, s_kt, s_gt, s_vt, s_bt,
+                                                mask_k, mask_v, t + 1 < eos)
 
         b_q = c_q.to(tl.float32)
         b_k = c_k.to(tl.float32)
@@ -353,9 +378,10 @@ def _recurrent_kda_fwd_kernel(
             t += 1
 
 
-def config_for(nh: int, state_v_first: bool) -> tuple[int, int, bool]:
-    """``(BV, num_warps, stream_hints)`` from the table for ``nh = N * HV`` programs-per-tile-column."""
-    for bound, cfg in _CONFIGS[bool(state_v_first)]:
+def config_for(nh: int, varlen: bool) -> tuple[int, int, bool, bool]:
+    """``(BV, num_warps, stream_hints, early_inputs)`` from the table of the call's form (``varlen``:
+    with cu_seqlens) for ``nh = N * HV`` programs per tile column."""
+    for bound, cfg in _CONFIGS[bool(varlen)]:
         if bound is None or nh <= bound:
             return cfg
     raise AssertionError("unreachable")
@@ -417,10 +443,10 @@ def recurrent_kda_fwd(
     B = q.shape[0]
     HV = v.shape[2]
     N = B if cu_seqlens is None else cu_seqlens.shape[0] - 1
-    bv, nw, hints = config_for(N * HV, state_v_first)
+    bv, nw, hints, early = config_for(N * HV, cu_seqlens is not None)
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind,
+        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, early, bind,
         allow_neg_eigval, num_accepted, token_steps, parents,
     )
 
@@ -428,14 +454,14 @@ def recurrent_kda_fwd(
 def recurrent_kda_fwd_config(
     block_v, num_warps, q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
     use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, stream_hints=False,
-    allow_neg_eigval=False, num_accepted=None,
+    early_inputs=False, allow_neg_eigval=False, num_accepted=None,
 ) -> torch.Tensor:
-    """:func:`recurrent_kda_fwd` with an explicit ``(BV, num_warps, stream_hints)`` instead of the
-    table (sweeps, tests)."""
+    """:func:`recurrent_kda_fwd` with an explicit ``(BV, num_warps, stream_hints, early_inputs)``
+    instead of the table (sweeps, tests)."""
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, block_v, num_warps, stream_hints,
-        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
+        early_inputs, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
     )
 
 
@@ -498,7 +524,7 @@ def _new_output(v):
 
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, bind=None,
+    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, early=False, bind=None,
     allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None,
 ):
     B, T, H, K = q.shape
@@ -562,7 +588,7 @@ def _launch(
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
         BK == K, V % bv == 0, pdl, bool(hints), bool(allow_neg_eigval), spec, num_accepted is not None,
-        int(token_steps), st_row, parents is not None,
+        int(token_steps), st_row, parents is not None, bool(early),
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted, parents,
