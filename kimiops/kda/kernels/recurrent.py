@@ -127,11 +127,14 @@ _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 # packed_decode launch one token per request): with the cu_seqlens form's configs it ran 0.6-1.6 us
 # slower at N = 2..64 (N=8 8.87 vs 7.90 us, 12.30 vs 10.74 with cold slots; logs_h200_20261201f run 1).
 # ptxas schedules that form's first-token loads after the state tile's (the cu_seqlens form gets them
-# first because they wait on cu_seqlens); early_inputs puts them first in the source. That wins from N=2
-# on (N=8 8.07 / 10.70 us cold, N=16 14.16 / 19.25 against 14.72 / 20.75) and loses at N=1 (3.22 vs
-# 3.06 us) and in the cu_seqlens form (N=8 8.11 vs 7.90); at N=2 4 warps win in this form (8x4
-# 4.25 / 4.67 cold against 8x2 4.61 / 5.38), at N=4 16x2 (4.95 / 6.41 against 8x1 5.45 / 6.89)
-# (logs_h200_20261201f runs 1 and 2, checked again in run 3).
+# first because they wait on cu_seqlens); early_inputs puts them first in the source. Checked with
+# benchmarks/tools/decode_config_ab.py --batch, cold slots (each call its own) / the same slots
+# (run 3, r3_batch_ab_*.log): N=1 even (8x1 3.44 / 3.27 us, 8x1e 3.47 / 3.19; early lost in run 2,
+# 3.22 vs 3.06); N=2 8x4e 4.66 / 4.29 against the cu_seqlens table's 8x2 5.20 / 4.65 (32x4e wins with
+# the same slots, 3.99, but 5.22 cold); N=4 16x2e 6.35 / 5.00 against 8x1 6.99 / 5.36; N=8 8x1e
+# 10.52 / 8.14 against 8x1 10.49 / 8.23 (run 2 with the same slots: 8.07 vs 8.94); N=16..64 8x1he best
+# in both (N=64 68.94 / 68.06 against 8x1h 69.25 / 68.19). In the cu_seqlens form early loads lose
+# (run 2: N=8 8.11 vs 7.90 us, N=1 3.30 vs 3.06).
 _VARLEN_TABLE = ((32, (8, 1, False, False)), (64, (8, 2, False, False)), (256, (8, 1, False, False)),
                  (2048, (8, 1, True, False)), (None, (8, 1, False, False)))
 _BATCH_TABLE = ((32, (8, 1, False, False)), (64, (8, 4, False, True)), (128, (16, 2, False, True)),
