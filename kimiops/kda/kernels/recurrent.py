@@ -47,7 +47,7 @@ the cu_seqlens form and one for batch mode (``[N, T, ...]`` without cu_seqlens),
 ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N; the winner is its
 ``best_cfg`` column) and ``benchmarks/tools/decode_config_ab.py`` (named configs per form, with the same
 or cold pool slots); measurements cited next to the tables. ``early_inputs`` issues the first token's
-loads before the state tile's in the source (the order ptxas keeps; see the batch table's comment).
+loads before the state tile's in the source (ptxas keeps that order; see the batch table's comment).
 
 Where the time of a small call goes (``benchmarks/results/logs_h200_20261130i/``): a chain of
 calls that only wait for the previous grid, read the pool index, and read and write a 4 KiB tile
@@ -124,17 +124,20 @@ _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 # cost 1.4 / 2.3 points.
 #
 # Batch mode (_BATCH_TABLE: [N, T, ...] without cu_seqlens, how KDABackend.decode and SGLang's
-# packed_decode launch one token per request): with the cu_seqlens form's configs it ran 0.6-1.6 us
-# slower at N = 2..64 (N=8 8.87 vs 7.90 us, 12.30 vs 10.74 with cold slots; logs_h200_20261201f run 1).
-# ptxas schedules that form's first-token loads after the state tile's (the cu_seqlens form gets them
-# first because they wait on cu_seqlens); early_inputs puts them first in the source. Checked with
-# benchmarks/tools/decode_config_ab.py --batch, cold slots (each call its own) / the same slots
-# (run 3, r3_batch_ab_*.log): N=1 even (8x1 3.44 / 3.27 us, 8x1e 3.47 / 3.19; early lost in run 2,
-# 3.22 vs 3.06); N=2 8x4e 4.66 / 4.29 against the cu_seqlens table's 8x2 5.20 / 4.65 (32x4e wins with
-# the same slots, 3.99, but 5.22 cold); N=4 16x2e 6.35 / 5.00 against 8x1 6.99 / 5.36; N=8 8x1e
-# 10.52 / 8.14 against 8x1 10.49 / 8.23 (run 2 with the same slots: 8.07 vs 8.94); N=16..64 8x1he best
-# in both (N=64 68.94 / 68.06 against 8x1h 69.25 / 68.19). In the cu_seqlens form early loads lose
-# (run 2: N=8 8.11 vs 7.90 us, N=1 3.30 vs 3.06).
+# packed_decode launch one token per request), logs_h200_20261201f. Until the twenty-seventh session the
+# token pointers were computed after the state tile's load in the source; in batch mode (no cu_seqlens
+# load to wait for) ptxas then issued their ~80 instructions of address arithmetic after the wait for
+# the pool index and the first token's loads after those (offline SASS), and the form ran 0.6-1.6 us
+# slower than the cu_seqlens form at N = 2..64 (run 1: N=8 8.87 vs 7.90 us, 12.30 vs 10.74 with cold
+# slots). With the pointers first (this file; the cu_seqlens form's SASS opcodes are unchanged) the same
+# configs gave N=8 8.01-8.03 / 10.46-10.51 us against 8.90-8.98 / 12.22-12.33 before (same slots /
+# cold, run 4, two processes each, alternating). early_inputs also issues the first token's loads
+# before the state tile's: N=4 16x2e 4.87-4.93 / 6.21-6.28 us against 16x2 5.53-5.57 / 6.73-6.77 and
+# 8x1 5.24-5.29 / 6.90-6.96; N=8 8x1e 7.89-7.90 / 10.51-10.52 against 8x1 8.01-8.03 / 10.46-10.51;
+# N=2 8x4 and 8x4e even (4.13-4.27 / 4.56-4.66, against 8x2 4.49-4.60 / 5.08-5.21); N=16 / 64 8x1he
+# 0.0-0.2 us ahead of 8x1h (run 4; run 3 with benchmarks/tools/decode_config_ab.py
+# --batch agrees, r3_batch_ab_*.log). At N=1 early loads were even or lost (run 3: 3.47 / 3.19 against
+# 3.44 / 3.27; run 2: 3.22 vs 3.06 us); in the cu_seqlens form they lose (run 2: N=8 8.11 vs 7.90 us).
 _VARLEN_TABLE = ((32, (8, 1, False, False)), (64, (8, 2, False, False)), (256, (8, 1, False, False)),
                  (2048, (8, 1, True, False)), (None, (8, 1, False, False)))
 _BATCH_TABLE = ((32, (8, 1, False, False)), (64, (8, 4, False, True)), (128, (16, 2, False, True)),
@@ -258,6 +261,8 @@ def _recurrent_kda_fwd_kernel(
     # ---- token inputs; those of token t+1 are loaded before token t is computed. The 1-D
     # vectors are loaded one element per thread (coalesced; gate math there is cheapest) and the
     # compiler converts q, k, decay, v to the tile's broadcast layout (a few smem round trips).
+    # The pointers come before the state tile's load: after it, ptxas placed their arithmetic behind
+    # the wait for the pool index in batch mode (see the batch table).
     p_q = q + n64 * s_qb + i_h * s_qh + o_k
     p_k = k + n64 * s_kb + i_h * s_kh + o_k
     p_g = g + n64 * s_gb + i_hv * s_gh + o_k
