@@ -20,7 +20,9 @@ with ``A_log [H]`` and ``dt_bias [H * K]``. Decode calls: CUDA-graph medians of 
 best of 3 interleaved rounds, with the same slots in every call and with 20 disjoint slot sets
 (cold). Prefill: eager medians (vLLM's prefill syncs with the host to build its chunk indices, so it
 cannot be captured) and ours also as a CUDA-graph replay. Before timing, each pair is run from the
-same pool and compared (outputs and written states, relative error).
+same pool and compared (outputs and written states, relative error). vLLM's prefill writes its
+output into ``v`` (it passes ``o=v`` to its last kernel when no ``out`` is given), so it gets its own
+copy of ``v``.
 
 vLLM's kernels are loaded from the directory that ``benchmarks/tools/vllm_kda_extract.py`` builds
 out of a vLLM wheel (``--vllm-src``, default ``.exp/vllm_kda``).
@@ -164,8 +166,10 @@ def prefill_rows(vk, cases, rep_ms, gen):
         raw_beta = torch.randn(1, T, H, device="cuda", generator=gen).to(bf)
         h0 = torch.randn(N, H, V, K, device="cuda", generator=gen) * 0.1
 
+        v_vllm = v.clone()  # vLLM's prefill writes its output into v (``o=v`` when no ``out`` is given)
+
         def vllm_fn():
-            return vk.chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, dt_bias, initial_state=h0,
+            return vk.chunk_kda_with_fused_gate(q, k, v_vllm, raw_g, raw_beta, A_log, dt_bias, initial_state=h0,
                                                 output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
 
         def ours_fn():
@@ -174,8 +178,8 @@ def prefill_rows(vk, cases, rep_ms, gen):
                                      use_beta_sigmoid_in_kernel=True, A_log=A_log, dt_bias=dt_bias,
                                      state_v_first=True, cu_seqlens=cu)
 
-        ov, sv = vllm_fn()
         oo, so = ours_fn()
+        ov, sv = vllm_fn()
         check = {"o": rel_err(oo.float(), ov.float()), "state": rel_err(so, sv)}
         t_v = do_bench(vllm_fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median") * 1e3
         t_o = do_bench(ours_fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median") * 1e3
