@@ -302,10 +302,6 @@ def _recurrent_kda_fwd_kernel(
         c_q, c_k, c_g, c_v, c_b = _token_inputs(p_q, p_k, p_g, p_v, p_b, bos, s_qt, s_kt, s_gt, s_vt, s_bt,
                                                 mask_k, mask_v, eos > bos)
 
-    if SPEC == 1:  # the pool slot of each token's state, loaded a token ahead like its inputs: loaded
-        # in the token's own iteration, the state's store waited on it
-        c_slot = tl.load(ht_idx + n64 * s_idx, mask=eos > bos, other=-1).to(tl.int64)
-
     # ---- token loop (a while loop: the form measured on the H200; the next token's loads are issued by hand)
     t = bos
     while t < eos:
@@ -321,8 +317,6 @@ def _recurrent_kda_fwd_kernel(
                         b_h = tl.load(p_par, mask=mask_h & write_ok & (row >= 0), other=0.0).to(tl.float32)
         n_q, n_k, n_g, n_v, n_b = _token_inputs(p_q, p_k, p_g, p_v, p_b, t + 1, s_qt, s_kt, s_gt, s_vt, s_bt,
                                                 mask_k, mask_v, t + 1 < eos)
-        if SPEC == 1:
-            n_slot = tl.load(ht_idx + n64 * s_idx + (t + 1 - bos), mask=t + 1 < eos, other=-1).to(tl.int64)
 
         b_q = c_q.to(tl.float32)
         b_k = c_k.to(tl.float32)
@@ -363,9 +357,9 @@ def _recurrent_kda_fwd_kernel(
             p_st = ht + row * ST_ROW + (t - bos) * ST_SLOT + i_hv * ST_HEAD + offs_h
             tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (row >= 0) & (t - bos < STEPS))
         elif SPEC:  # the state after this token, for the engine to resume from if it accepts it
-            p_st = ht + c_slot * ST_SLOT + i_hv * ST_HEAD + offs_h
-            tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (c_slot >= 0))
-            c_slot = n_slot
+            slot = tl.load(ht_idx + n64 * s_idx + (t - bos)).to(tl.int64)
+            p_st = ht + slot * ST_SLOT + i_hv * ST_HEAD + offs_h
+            tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (slot >= 0))
 
         c_q = n_q
         c_k = n_k
