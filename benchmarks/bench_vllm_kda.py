@@ -12,7 +12,9 @@ call that computes the same thing, with the same inputs, in one process:
   ``kimiops.fused_recurrent_kda`` with the same indices;
 - ``prefill``: ``chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, ...,
   initial_state, output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens)`` against
-  ``kimiops.chunk_kda`` with the gate, the L2 norm and the sigmoid in its kernels.
+  ``kimiops.chunk_kda`` with the gate, the L2 norm and the sigmoid in its kernels, and against the
+  same call through ``kimiops.integrations.vllm`` (``enable()`` on the loaded vLLM module; its
+  output must be the bits of the direct call).
 
 Shapes as vLLM hands them over: H = 32 heads, K = V = 128, bf16 activations, fp32 pool
 ``[slots, H, V, K]`` (slot 0 is vLLM's null block: every request gets a slot >= 1), softplus gate
@@ -155,6 +157,11 @@ def decode_rows(vk, ns, rounds, gen):
 def prefill_rows(vk, cases, rep_ms, gen):
     from triton.testing import do_bench  # noqa: PLC0415
 
+    from kimiops.integrations import vllm as vl  # noqa: PLC0415
+
+    vllm_prefill = vk.chunk_kda_with_fused_gate
+    vl.enable()  # vLLM's module now holds kimiops' adapter: the call vLLM's layer makes
+    adapter_prefill = vk.chunk_kda_with_fused_gate
     bf = torch.bfloat16
     A_log, dt_bias = gate_params(gen)
     rows = []
@@ -169,8 +176,12 @@ def prefill_rows(vk, cases, rep_ms, gen):
         v_vllm = v.clone()  # vLLM's prefill writes its output into v (``o=v`` when no ``out`` is given)
 
         def vllm_fn():
-            return vk.chunk_kda_with_fused_gate(q, k, v_vllm, raw_g, raw_beta, A_log, dt_bias, initial_state=h0,
-                                                output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
+            return vllm_prefill(q, k, v_vllm, raw_g, raw_beta, A_log, dt_bias, initial_state=h0,
+                                output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
+
+        def adapter_fn():
+            return adapter_prefill(q, k, v, raw_g, raw_beta, A_log, dt_bias, initial_state=h0,
+                                   output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=cu)
 
         def ours_fn():
             return kimiops.chunk_kda(q, k, v, raw_g, raw_beta, initial_state=h0, output_final_state=True,
@@ -179,15 +190,19 @@ def prefill_rows(vk, cases, rep_ms, gen):
                                      state_v_first=True, cu_seqlens=cu)
 
         oo, so = ours_fn()
+        oa, sa = adapter_fn()
         ov, sv = vllm_fn()
-        check = {"o": rel_err(oo.float(), ov.float()), "state": rel_err(so, sv)}
+        check = {"o": rel_err(oo.float(), ov.float()), "state": rel_err(so, sv),
+                 "adapter_bits_equal_ours": bool(torch.equal(oa, oo) and torch.equal(sa, so))}
         t_v = do_bench(vllm_fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median") * 1e3
         t_o = do_bench(ours_fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median") * 1e3
+        t_a = do_bench(adapter_fn, warmup=max(5, rep_ms // 4), rep=rep_ms, return_mode="median") * 1e3
         t_og = graph_us([ours_fn], reps=20)
         rows.append({"case": name, "lens": lens, "vllm_eager_us": round(t_v, 1), "ours_eager_us": round(t_o, 1),
-                     "ours_graph_us": round(t_og, 1), "check_ours_vs_vllm": check})
-        print(f"{name:>14} | vllm {t_v:9.1f} us | ours {t_o:9.1f} eager, {t_og:9.1f} graph | "
-              f"{t_v / t_o:.2f}x eager | {json.dumps(check)}", flush=True)
+                     "adapter_eager_us": round(t_a, 1), "ours_graph_us": round(t_og, 1), "check_ours_vs_vllm": check})
+        print(f"{name:>14} | vllm {t_v:9.1f} us | ours {t_o:9.1f} eager, {t_og:9.1f} graph | adapter {t_a:9.1f} | "
+              f"{t_v / t_a:.2f}x (vllm / adapter) | {json.dumps(check)}", flush=True)
+    vl.disable()
     return rows
 
 

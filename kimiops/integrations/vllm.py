@@ -1,0 +1,169 @@
+"""Run vLLM's KDA prefill on kimiops kernels.
+
+vLLM (0.33; what this module was written against) runs the KDA layer of Kimi-Linear
+(``KimiGatedDeltaNetAttention._forward`` in ``vllm/model_executor/layers/mamba/gdn/
+kimi_gdn_linear_attn.py``) and of Kimi-K3 on NVIDIA GPUs on three functions that it imports from
+``vllm.models.kimi_k3.nvidia.ops.third_party.kda`` at every call (:data:`KDA_MODULE`):
+
+====================================  ==============================================================
+``chunk_kda_with_fused_gate``         prefill: ``q, k, v`` ``[1, T, H, K]``, raw gate ``raw_g``
+                                      ``[1, T, H, K]`` with ``A_log`` ``[H]``, ``g_bias`` ``[H * K]``
+                                      and ``lower_bound``; beta logits ``raw_beta`` ``[1, T, H]``;
+                                      initial states gathered from the pool ``[N, H, V, K]``;
+                                      returns ``(o, final states [N, H, V, K])``.
+``fused_recurrent_kda_packed_decode`` decode, one token per request from the convolution's output.
+``fused_recurrent_kda``               speculative decode.
+====================================  ==============================================================
+
+:func:`enable` replaces ``chunk_kda_with_fused_gate`` in that module with
+:func:`chunk_kda_with_fused_gate` below, which runs :func:`kimiops.chunk_kda` (gate, beta sigmoid
+and q/k L2 norm in its kernels, V-first states, no host synchronization) and hands the call to
+vLLM's own function where kimiops does not serve it: devices without kimiops kernels (AMD GPUs,
+unknown families) and keywords this module does not know that carry a value other than ``None`` /
+``False``. Every call is counted in :data:`calls` (``(function, route)``, route ``"kimiops"`` or
+``"vllm:<reason>"``).
+
+Decode stays on vLLM's kernels:
+
+- vLLM pads state indices with its null block, slot 0 (``NULL_BLOCK_ID`` in
+  ``vllm/v1/attention/backends/utils.py``), and its decode kernels skip every index ``<= 0``;
+  kimiops' decode kernels skip only ``-1``, so they would read and write slot 0 for padded rows.
+- Measured on the H200 against vLLM 0.33's kernels (``benchmarks/bench_vllm_kda.py``,
+  ``benchmarks/results/logs_h200_20261201f/``): kimiops' decode is 1.09-1.16x faster from 8 requests
+  on, but at 1 request 0.89-0.92x (0.98-1.00x with cold pool slots) and its speculative step 0.82x.
+
+Prefill measured the same way: 1.43-1.56x faster than vLLM's (B1 T8192 to B1 T32768, 32 heads).
+
+Activation. vLLM calls its general plugins (entry-point group ``vllm.general_plugins``) in every
+process it starts. kimiops registers :func:`plugin` there; it calls :func:`enable` when the
+environment variable ``KIMIOPS_VLLM`` is ``1`` and does nothing otherwise, so installing kimiops
+never changes a vLLM deployment by itself. In a single process (tests, notebooks) call
+:func:`enable` directly; :func:`disable` restores vLLM's function.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib
+from typing import Any
+
+import torch
+
+from kimiops.arch import GPU_FAMILIES, device_family
+from kimiops.env import env_var
+from kimiops.kda.prefill import chunk_kda
+
+__all__ = ["chunk_kda_with_fused_gate", "enable", "disable", "is_enabled", "plugin", "calls", "KDA_MODULE"]
+
+KDA_MODULE = "vllm.models.kimi_k3.nvidia.ops.third_party.kda"
+PREFILL_NAME = "chunk_kda_with_fused_gate"
+ENV_SWITCH = "KIMIOPS_VLLM"
+
+calls: collections.Counter = collections.Counter()
+"""``(function, route)`` -> number of calls since import."""
+
+kimiops_backend: str | None = None
+"""``backend`` of the :func:`kimiops.chunk_kda` calls (``None``: automatic)."""
+
+_originals: dict[str, Any] = {}  # vLLM's functions, saved by enable()
+
+
+def _has_kernels(device: torch.device) -> bool:
+    """kimiops serves CPU tensors (its torch path) and GPUs of the families it has kernels for."""
+    return device.type == "cpu" or (device.type == "cuda" and device_family(device) in GPU_FAMILIES)
+
+
+def _dense(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with a contiguous last dimension (vLLM's prefill convolution returns transposed views,
+    which vLLM's own prefill copies too)."""
+    return x if x.stride(-1) == 1 else x.contiguous()
+
+
+def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=None, initial_state=None,
+                              output_final_state=False, lower_bound=None, use_qk_l2norm_in_kernel=False,
+                              cu_seqlens=None, out=None, **kwargs):
+    """vLLM's ``chunk_kda_with_fused_gate`` on :func:`kimiops.chunk_kda`.
+
+    Args (as vLLM passes them):
+        q, k: ``[1, T, H, K]``; v: ``[1, T, HV, V]``; bf16/fp16/fp32, any strides.
+        raw_g: ``[1, T, HV, K]`` gate logits; raw_beta: ``[1, T, HV]`` beta logits.
+        A_log: ``HV`` elements (``[HV]``, or the older ``[1, 1, HV, 1]``), fp32.
+        g_bias: ``HV * K`` elements or None; lower_bound: None (softplus gate) or in [-5, 0).
+        scale: None for ``K ** -0.5``.
+        initial_state: None or ``[N, HV, V, K]`` fp32; output_final_state: return the final states.
+        use_qk_l2norm_in_kernel: L2-normalize q and k.
+        cu_seqlens: int32/int64 ``[N + 1]`` (T may exceed ``cu_seqlens[-1]``).
+        out: None, or ``[1, T, HV, V]`` that receives the output (a copy: kimiops writes its own).
+    Returns:
+        ``(o [1, T, HV, V] in v's dtype (``out`` when given), final states [N, HV, V, K] fp32 or None)``.
+        Unlike vLLM's, this function leaves ``v`` as it was (vLLM's writes its output into ``v``
+        when ``out`` is None).
+    """
+    reason = None
+    unknown = next((n for n, x in kwargs.items() if x is not None and x is not False), None)
+    if unknown is not None:
+        reason = f"keyword {unknown}"
+    elif not _has_kernels(q.device):
+        reason = "device"
+    if reason is not None:
+        calls[(PREFILL_NAME, f"vllm:{reason}")] += 1
+        return _originals[PREFILL_NAME](
+            q, k, v, raw_g, raw_beta, A_log, g_bias, scale=scale, initial_state=initial_state,
+            output_final_state=output_final_state, lower_bound=lower_bound,
+            use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, cu_seqlens=cu_seqlens, out=out, **kwargs)
+    calls[(PREFILL_NAME, "kimiops")] += 1
+    o, final = chunk_kda(
+        _dense(q), _dense(k), _dense(v), _dense(raw_g), raw_beta, scale, initial_state, output_final_state,
+        use_qk_l2norm_in_kernel, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+        A_log=A_log.reshape(-1), dt_bias=None if g_bias is None else g_bias.reshape(-1), lower_bound=lower_bound,
+        state_v_first=True, cu_seqlens=cu_seqlens, backend=kimiops_backend)
+    if out is not None:
+        out.copy_(o)
+        o = out
+    return o, final
+
+
+chunk_kda_with_fused_gate.kimiops = True
+
+
+def _kda_module():
+    try:
+        return importlib.import_module(KDA_MODULE)
+    except ImportError as err:
+        raise ImportError(f"kimiops.integrations.vllm needs vLLM's {KDA_MODULE} (vLLM 0.33 or a release with "
+                          f"the same KDA functions): {err}") from err
+
+
+def enable() -> None:
+    """Make vLLM's KDA prefill run on kimiops in this process. Idempotent."""
+    module = _kda_module()
+    current = getattr(module, PREFILL_NAME, None)
+    if current is None:
+        raise ImportError(f"{KDA_MODULE} has no {PREFILL_NAME}: this vLLM release is not supported")
+    if getattr(current, "kimiops", False):
+        return
+    _originals[PREFILL_NAME] = current
+    setattr(module, PREFILL_NAME, chunk_kda_with_fused_gate)
+
+
+def disable() -> None:
+    """Put vLLM's own prefill function back."""
+    module = _kda_module()
+    if getattr(getattr(module, PREFILL_NAME, None), "kimiops", False):
+        setattr(module, PREFILL_NAME, _originals[PREFILL_NAME])
+
+
+def is_enabled() -> bool:
+    """Whether vLLM's KDA module currently holds kimiops' prefill (False without vLLM)."""
+    try:
+        module = _kda_module()
+    except ImportError:
+        return False
+    return bool(getattr(getattr(module, PREFILL_NAME, None), "kimiops", False))
+
+
+def plugin() -> None:
+    """vLLM general plugin (entry point ``vllm.general_plugins: kimiops``): :func:`enable` when
+    ``KIMIOPS_VLLM=1``, nothing otherwise."""
+    if env_var(ENV_SWITCH) == "1":
+        enable()

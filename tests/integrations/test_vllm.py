@@ -1,0 +1,191 @@
+"""vLLM's KDA prefill on kimiops (kimiops/integrations/vllm.py).
+
+vLLM itself is not installed here: a stand-in module takes the place of
+``vllm.models.kimi_k3.nvidia.ops.third_party.kda`` with a ``chunk_kda_with_fused_gate`` of vLLM 0.33's
+signature that records what kimiops hands back. Inputs come as vLLM's Kimi-Linear layer passes them:
+q, k, v as transposed views of the prefill convolution's output, raw gate and beta logits, ``A_log``
+``[H]``, initial states gathered from the pool ``[N, H, V, K]``. CPU: the torch path and the Triton
+kernels in the interpreter (fp32) against the fp64 oracle; GPU (``gpu`` marker): bf16 at 32 heads.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from importlib.metadata import entry_points
+
+import pytest
+import torch
+
+from kimiops.integrations import vllm as vl
+from kimiops.kda.gate import kda_gate, l2norm
+from kimiops.kda.reference import naive_recurrent_kda
+from kimiops.testing import rel_err
+
+gpu = pytest.mark.gpu
+# the chunk kernels take fp16 score operands and tf32 products (kimiops/kda/kernels/chunk_intra.py)
+CHUNK_TOL = {"torch": 1e-5, "triton": 3e-3}
+
+
+def _fake_vllm_prefill(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=None, initial_state=None,
+                       output_final_state=False, lower_bound=None, use_qk_l2norm_in_kernel=False, cu_seqlens=None,
+                       out=None, **kwargs):
+    """vLLM 0.33's ``chunk_kda_with_fused_gate`` signature; records the call."""
+    _fake_vllm_prefill.handed.append(kwargs)
+    return "vllm", None
+
+
+@pytest.fixture
+def stub_vllm(monkeypatch):
+    """A stand-in for vLLM's KDA module holding vLLM's function; kimiops' state reset around the test."""
+    module = types.ModuleType(vl.KDA_MODULE)
+    module.chunk_kda_with_fused_gate = _fake_vllm_prefill
+    _fake_vllm_prefill.handed = []
+    monkeypatch.setitem(sys.modules, vl.KDA_MODULE, module)
+    monkeypatch.setattr(vl, "_originals", {})
+    monkeypatch.setattr(vl, "calls", type(vl.calls)())
+    return module
+
+
+def _inputs(lengths, H, HV, K, V, seed, device="cpu", dtype=torch.float32):
+    """One prefill batch as vLLM's Kimi-Linear layer hands it over: q, k, v ``[1, T, heads, dim]``
+    as transposed views of a ``[dim, T]`` convolution output, raw gate ``[1, T, HV, K]``, beta
+    logits ``[1, T, HV]`` sliced out of a wider projection, ``A_log`` ``[HV]``, ``g_bias``
+    ``[HV * K]``, initial states ``[N, HV, V, K]`` (the last request's zero: no initial state)."""
+    gen = torch.Generator().manual_seed(seed)
+    T, N = sum(lengths), len(lengths)
+
+    def rnd(*shape, s=1.0):
+        return (torch.randn(*shape, generator=gen) * s).to(device)
+
+    conv = rnd(2 * H * K + HV * V, T).to(dtype)  # [dim, T], as the convolution writes it
+    q, k, v = (x.unflatten(-1, (-1, d)).unsqueeze(0) for x, d in zip(conv.t().split([H * K, H * K, HV * V], -1),
+                                                                      (K, K, V)))
+    h0 = rnd(N, HV, V, K, s=0.5)
+    h0[-1] = 0
+    return dict(q=q, k=k, v=v, raw_g=rnd(1, T, HV, K).to(dtype), raw_beta=rnd(T, HV + 3)[:, :HV].unsqueeze(0).to(dtype),
+                A_log=rnd(HV), g_bias=rnd(HV * K), h0=h0,
+                cu=torch.tensor([0] + lengths).cumsum(0).to(torch.int32).to(device))
+
+
+def _oracle(x, scale, lower_bound=None):
+    """fp64 output ``[T, HV, V]`` and final states ``[N, HV, V, K]``."""
+    q, k, v = (x[n][0].double().cpu() for n in ("q", "k", "v"))
+    g = kda_gate(x["raw_g"][0].double().cpu(), x["A_log"].double().cpu(), x["g_bias"].double().cpu(), lower_bound,
+                 output_dtype=torch.float64)
+    beta = torch.sigmoid(x["raw_beta"][0].double().cpu())
+    o, ht = naive_recurrent_kda(l2norm(q)[None], l2norm(k)[None], v[None], g[None], beta[None], scale=scale,
+                                initial_state=x["h0"].double().cpu(), output_final_state=True,
+                                cu_seqlens=x["cu"].cpu(), state_v_first=True)
+    return o[0], ht
+
+
+def _call(x, **kw):
+    return vl.chunk_kda_with_fused_gate(x["q"], x["k"], x["v"], x["raw_g"], x["raw_beta"], x["A_log"], x["g_bias"],
+                                        initial_state=x["h0"], output_final_state=True, use_qk_l2norm_in_kernel=True,
+                                        cu_seqlens=x["cu"], **kw)
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("lower_bound", [None, -5.0])
+def test_prefill_matches_the_oracle(backend, lower_bound, stub_vllm, monkeypatch):
+    """Three requests (20, 0 and 37 tokens), GVA: the output, the final states, and v left as it was."""
+    monkeypatch.setattr(vl, "kimiops_backend", backend)
+    vl.enable()
+    x = _inputs([20, 0, 37], H=1, HV=2, K=16, V=16, seed=1)
+    v_before = x["v"].clone()
+    o, ht = stub_vllm.chunk_kda_with_fused_gate(
+        x["q"], x["k"], x["v"], x["raw_g"], x["raw_beta"], x["A_log"], x["g_bias"], initial_state=x["h0"],
+        output_final_state=True, lower_bound=lower_bound, use_qk_l2norm_in_kernel=True, cu_seqlens=x["cu"])
+    o_ref, ht_ref = _oracle(x, 16 ** -0.5, lower_bound)
+    assert o.shape == (1, 57, 2, 16) and ht.shape == (3, 2, 16, 16)
+    assert rel_err(o[0], o_ref) < CHUNK_TOL[backend]
+    assert rel_err(ht, ht_ref) < CHUNK_TOL[backend]
+    assert torch.equal(x["v"], v_before)
+    assert vl.calls == {(vl.PREFILL_NAME, "kimiops"): 1} and not _fake_vllm_prefill.handed
+
+
+def test_prefill_writes_out_and_takes_the_old_a_log_shape(stub_vllm):
+    """``out`` receives the output and is returned; ``A_log`` ``[1, 1, HV, 1]`` and a given scale."""
+    x = _inputs([9, 14], H=2, HV=2, K=16, V=16, seed=2)
+    out = torch.full((1, 23, 2, 16), float("nan"))
+    x["A_log"] = x["A_log"].view(1, 1, 2, 1)
+    o, ht = _call(x, out=out, scale=0.2)
+    o_ref, ht_ref = _oracle(dict(x, A_log=x["A_log"].reshape(-1)), 0.2)
+    assert o is out
+    assert rel_err(out[0], o_ref) < 1e-5 and rel_err(ht, ht_ref) < 1e-5
+
+
+def test_unknown_keywords_with_values_go_to_vllm(stub_vllm):
+    vl.enable()
+    x = _inputs([5], H=1, HV=1, K=16, V=16, seed=3)
+    order = torch.arange(1)
+    assert _call(x, seq_order=order) == ("vllm", None)
+    assert _fake_vllm_prefill.handed == [{"seq_order": order}]
+    o, _ = _call(x, seq_order=None, chunk_indices=False)  # no value: kimiops
+    assert o.shape == (1, 5, 1, 16)
+    assert vl.calls == {(vl.PREFILL_NAME, "vllm:keyword seq_order"): 1, (vl.PREFILL_NAME, "kimiops"): 1}
+
+
+def test_gpus_without_kimiops_kernels_go_to_vllm(stub_vllm, monkeypatch):
+    monkeypatch.setattr(vl, "device_family", lambda device: "rocm")
+    assert not vl._has_kernels(torch.device("cuda", 0))
+    assert vl._has_kernels(torch.device("cpu"))
+    vl.enable()
+    monkeypatch.setattr(vl, "_has_kernels", lambda device: False)
+    assert _call(_inputs([4], H=1, HV=1, K=16, V=16, seed=4)) == ("vllm", None)
+    assert vl.calls == {(vl.PREFILL_NAME, "vllm:device"): 1}
+
+
+def test_enable_swaps_the_prefill_function_and_disable_restores_it(stub_vllm):
+    assert not vl.is_enabled()
+    vl.enable()
+    vl.enable()  # idempotent: vLLM's function stays the one saved
+    assert stub_vllm.chunk_kda_with_fused_gate is vl.chunk_kda_with_fused_gate and vl.is_enabled()
+    assert vl._originals[vl.PREFILL_NAME] is _fake_vllm_prefill
+    vl.disable()
+    assert stub_vllm.chunk_kda_with_fused_gate is _fake_vllm_prefill and not vl.is_enabled()
+
+
+def test_the_plugin_acts_only_when_asked(stub_vllm, monkeypatch):
+    monkeypatch.delenv(vl.ENV_SWITCH, raising=False)
+    vl.plugin()
+    assert stub_vllm.chunk_kda_with_fused_gate is _fake_vllm_prefill
+    monkeypatch.setenv(vl.ENV_SWITCH, "0")
+    vl.plugin()
+    assert not vl.is_enabled()
+    monkeypatch.setenv(vl.ENV_SWITCH, "1")
+    vl.plugin()
+    assert vl.is_enabled()
+
+
+def test_the_plugin_is_registered_for_vllm():
+    names = {ep.name: ep.value for ep in entry_points(group="vllm.general_plugins")}
+    assert names.get("kimiops") == "kimiops.integrations.vllm:plugin"
+
+
+def test_enable_without_vllm_says_what_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, vl.KDA_MODULE, None)  # import of it raises ImportError
+    with pytest.raises(ImportError, match="vllm.models.kimi_k3.nvidia.ops.third_party.kda"):
+        vl.enable()
+    assert not vl.is_enabled()
+
+
+def test_a_vllm_without_the_prefill_function_is_refused(monkeypatch):
+    monkeypatch.setitem(sys.modules, vl.KDA_MODULE, types.ModuleType(vl.KDA_MODULE))
+    with pytest.raises(ImportError, match="chunk_kda_with_fused_gate"):
+        vl.enable()
+
+
+@gpu
+def test_gpu_prefill_matches_the_oracle(stub_vllm):
+    """bf16 at 32 heads, K = V = 128, four requests of mixed length."""
+    vl.enable()
+    x = _inputs([300, 1, 64, 513], H=32, HV=32, K=128, V=128, seed=5, device="cuda", dtype=torch.bfloat16)
+    o, ht = stub_vllm.chunk_kda_with_fused_gate(
+        x["q"], x["k"], x["v"], x["raw_g"], x["raw_beta"], x["A_log"], x["g_bias"], initial_state=x["h0"],
+        output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=x["cu"])
+    o_ref, ht_ref = _oracle(x, 128 ** -0.5)
+    assert o.dtype == torch.bfloat16 and not torch.isnan(o).any()
+    assert rel_err(o[0].cpu(), o_ref) < 5e-3 and rel_err(ht.cpu(), ht_ref) < 5e-3
+    assert vl.calls == {(vl.PREFILL_NAME, "kimiops"): 1}
