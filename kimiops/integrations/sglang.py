@@ -52,13 +52,13 @@ SGLang's class.
 from __future__ import annotations
 
 import collections
-import importlib
 from typing import Any
 
 import torch
 
-from kimiops.arch import GPU_FAMILIES, device_family
+from kimiops.arch import device_family
 from kimiops.env import env_var
+from kimiops.integrations.engine import engine_module, serves
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -86,11 +86,6 @@ def _unsupported(kwargs: dict, handled: frozenset = frozenset()) -> str | None:
             continue
         return name
     return None
-
-
-def _has_kernels(device: torch.device) -> bool:
-    """kimiops serves CPU tensors (its torch path) and GPUs of the families it has kernels for."""
-    return device.type == "cpu" or (device.type == "cuda" and device_family(device) in GPU_FAMILIES)
 
 
 class KDAKernelMethods:
@@ -122,7 +117,7 @@ class KDAKernelMethods:
 
     def _route(self, device: torch.device, kwargs: dict, handled: frozenset = frozenset()) -> str | None:
         """``None`` when kimiops takes the call, else the reason it goes to SGLang's kernel."""
-        if not _has_kernels(device):
+        if not serves(device):
             return f"device family {device_family(device)}"
         name = _unsupported(kwargs, handled)
         return None if name is None else f"keyword {name}"
@@ -258,11 +253,8 @@ def kernel_class(base: type) -> type:
 
 
 def _dispatcher_module():
-    try:
-        return importlib.import_module(DISPATCHER_MODULE)
-    except ImportError as err:
-        raise ImportError(f"kimiops.integrations.sglang needs SGLang's {DISPATCHER_MODULE} "
-                          f"(SGLang 0.5.23 or a release with the same kernel interface): {err}") from err
+    return engine_module(DISPATCHER_MODULE, "kimiops.integrations.sglang",
+                         "SGLang 0.5.23 or a release with the same kernel interface")
 
 
 def enable() -> type:

@@ -44,13 +44,12 @@ never changes a vLLM deployment by itself. In a single process (tests, notebooks
 from __future__ import annotations
 
 import collections
-import importlib
 from typing import Any
 
 import torch
 
-from kimiops.arch import GPU_FAMILIES, device_family
 from kimiops.env import env_var
+from kimiops.integrations.engine import engine_module, serves
 from kimiops.kda.prefill import chunk_kda
 
 __all__ = ["chunk_kda_with_fused_gate", "enable", "disable", "is_enabled", "plugin", "calls", "KDA_MODULE"]
@@ -66,11 +65,6 @@ kimiops_backend: str | None = None
 """``backend`` of the :func:`kimiops.chunk_kda` calls (``None``: automatic)."""
 
 _originals: dict[str, Any] = {}  # vLLM's functions, saved by enable()
-
-
-def _has_kernels(device: torch.device) -> bool:
-    """kimiops serves CPU tensors (its torch path) and GPUs of the families it has kernels for."""
-    return device.type == "cpu" or (device.type == "cuda" and device_family(device) in GPU_FAMILIES)
 
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
@@ -103,7 +97,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
     unknown = next((n for n, x in kwargs.items() if x is not None and x is not False), None)
     if unknown is not None:
         reason = f"keyword {unknown}"
-    elif not _has_kernels(q.device):
+    elif not serves(q.device):
         reason = "device"
     if reason is not None:
         calls[(PREFILL_NAME, f"vllm:{reason}")] += 1
@@ -127,11 +121,7 @@ chunk_kda_with_fused_gate.kimiops = True
 
 
 def _kda_module():
-    try:
-        return importlib.import_module(KDA_MODULE)
-    except ImportError as err:
-        raise ImportError(f"kimiops.integrations.vllm needs vLLM's {KDA_MODULE} (vLLM 0.33 or a release with "
-                          f"the same KDA functions): {err}") from err
+    return engine_module(KDA_MODULE, "kimiops.integrations.vllm", "vLLM 0.33 or a release with the same KDA functions")
 
 
 def enable() -> None:

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 import pytest
 import torch
 
+from kimiops.integrations import engine
 from kimiops.integrations import sglang as sg
 from kimiops.kda.gate import kda_gate, l2norm
 from kimiops.kda.reference import naive_recurrent_kda
@@ -317,11 +318,12 @@ def test_calls_with_only_bookkeeping_keywords_stay_on_kimiops():
 
 
 def test_gpus_without_kimiops_kernels_go_to_sglang(monkeypatch):
-    monkeypatch.setattr(sg, "device_family", lambda device: "rocm")
-    assert not sg._has_kernels(torch.device("cuda", 0))
-    assert sg._has_kernels(torch.device("cpu"))
+    monkeypatch.setattr(engine, "device_family", lambda device: "rocm")
+    assert not engine.serves(torch.device("cuda", 0))
+    assert engine.serves(torch.device("cpu"))
     kern = _kernel("torch")
-    monkeypatch.setattr(sg, "_has_kernels", lambda device: False)
+    monkeypatch.setattr(sg, "serves", lambda device: False)
+    monkeypatch.setattr(sg, "device_family", lambda device: "rocm")  # named in the route
     assert _decode_call(kern)[0] == "sglang"
     assert kern.calls == {("packed_decode", "sglang:device family rocm"): 1}
 

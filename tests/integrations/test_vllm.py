@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 import pytest
 import torch
 
+from kimiops.integrations import engine
 from kimiops.integrations import vllm as vl
 from kimiops.kda.gate import kda_gate, l2norm
 from kimiops.kda.reference import naive_recurrent_kda
@@ -128,11 +129,11 @@ def test_unknown_keywords_with_values_go_to_vllm(stub_vllm):
 
 
 def test_gpus_without_kimiops_kernels_go_to_vllm(stub_vllm, monkeypatch):
-    monkeypatch.setattr(vl, "device_family", lambda device: "rocm")
-    assert not vl._has_kernels(torch.device("cuda", 0))
-    assert vl._has_kernels(torch.device("cpu"))
+    monkeypatch.setattr(engine, "device_family", lambda device: "rocm")
+    assert not engine.serves(torch.device("cuda", 0))
+    assert engine.serves(torch.device("cpu"))
     vl.enable()
-    monkeypatch.setattr(vl, "_has_kernels", lambda device: False)
+    monkeypatch.setattr(vl, "serves", lambda device: False)
     assert _call(_inputs([4], H=1, HV=1, K=16, V=16, seed=4)) == ("vllm", None)
     assert vl.calls == {(vl.PREFILL_NAME, "vllm:device"): 1}
 
