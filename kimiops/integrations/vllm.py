@@ -34,16 +34,21 @@ Decode stays on vLLM's kernels:
 
 Prefill measured the same way: 1.43-1.56x faster than vLLM's (B1 T8192 to B1 T32768, 32 heads).
 
-Activation. vLLM calls its general plugins (entry-point group ``vllm.general_plugins``) in every
-process it starts. kimiops registers :func:`plugin` there; it calls :func:`enable` when the
-environment variable ``KIMIOPS_VLLM`` is ``1`` and does nothing otherwise, so installing kimiops
-never changes a vLLM deployment by itself. In a single process (tests, notebooks) call
-:func:`enable` directly; :func:`disable` restores vLLM's function.
+Activation. vLLM calls its general plugins (entry-point group ``vllm.general_plugins``) early in
+every process it starts, before it loads a model. kimiops registers :func:`plugin` there; with the
+environment variable ``KIMIOPS_VLLM`` at ``1`` it patches the KDA module when vLLM imports it (an
+import hook: importing the module from the plugin would import vLLM's Kimi-K3 model package, which
+its package ``__init__`` pulls in, before vLLM is ready for it), and does nothing otherwise, so
+installing kimiops never changes a vLLM deployment by itself. In a single process (tests,
+notebooks) call :func:`enable`, which imports and patches the module at once; :func:`disable`
+restores vLLM's function and removes the hook.
 """
 
 from __future__ import annotations
 
 import collections
+import importlib.abc
+import sys
 from typing import Any
 
 import torch
@@ -124,9 +129,7 @@ def _kda_module():
     return engine_module(KDA_MODULE, "kimiops.integrations.vllm", "vLLM 0.33 or a release with the same KDA functions")
 
 
-def enable() -> None:
-    """Make vLLM's KDA prefill run on kimiops in this process. Idempotent."""
-    module = _kda_module()
+def _patch(module) -> None:
     current = getattr(module, PREFILL_NAME, None)
     if current is None:
         raise ImportError(f"{KDA_MODULE} has no {PREFILL_NAME}: this vLLM release is not supported")
@@ -136,24 +139,62 @@ def enable() -> None:
     setattr(module, PREFILL_NAME, chunk_kda_with_fused_gate)
 
 
+class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Import hook for :data:`KDA_MODULE`: finds it with the other finders and patches it right after
+    it has run (:func:`plugin`)."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != KDA_MODULE:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                self._loader = spec.loader
+                spec.loader = self
+                return spec
+        return None
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _patch(module)
+
+
+def _remove_hook() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _PatchOnImport)]
+
+
+def enable() -> None:
+    """Import vLLM's KDA module and make its prefill run on kimiops in this process. Idempotent."""
+    _patch(_kda_module())
+
+
 def disable() -> None:
-    """Put vLLM's own prefill function back."""
-    module = _kda_module()
-    if getattr(getattr(module, PREFILL_NAME, None), "kimiops", False):
+    """Put vLLM's own prefill function back and remove :func:`plugin`'s import hook."""
+    _remove_hook()
+    module = sys.modules.get(KDA_MODULE)
+    if module is not None and getattr(getattr(module, PREFILL_NAME, None), "kimiops", False):
         setattr(module, PREFILL_NAME, _originals[PREFILL_NAME])
 
 
 def is_enabled() -> bool:
-    """Whether vLLM's KDA module currently holds kimiops' prefill (False without vLLM)."""
-    try:
-        module = _kda_module()
-    except ImportError:
-        return False
-    return bool(getattr(getattr(module, PREFILL_NAME, None), "kimiops", False))
+    """Whether vLLM's KDA module is imported and holds kimiops' prefill (imports nothing)."""
+    module = sys.modules.get(KDA_MODULE)
+    return module is not None and bool(getattr(getattr(module, PREFILL_NAME, None), "kimiops", False))
 
 
 def plugin() -> None:
-    """vLLM general plugin (entry point ``vllm.general_plugins: kimiops``): :func:`enable` when
-    ``KIMIOPS_VLLM=1``, nothing otherwise."""
-    if env_var(ENV_SWITCH) == "1":
-        enable()
+    """vLLM general plugin (entry point ``vllm.general_plugins: kimiops``). With ``KIMIOPS_VLLM=1``:
+    patches vLLM's KDA module now if it is imported already, else when vLLM imports it. Nothing
+    otherwise. Idempotent."""
+    if env_var(ENV_SWITCH) != "1":
+        return
+    module = sys.modules.get(KDA_MODULE)
+    if module is not None:
+        _patch(module)
+    elif not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())

@@ -160,6 +160,38 @@ def test_the_plugin_acts_only_when_asked(stub_vllm, monkeypatch):
     assert vl.is_enabled()
 
 
+def test_the_plugin_patches_the_module_when_vllm_imports_it(tmp_path, monkeypatch):
+    """Without the module imported yet, the plugin leaves an import hook: importing vLLM's KDA module
+    later (here a stand-in package on sys.path) patches it; ``disable`` restores it and removes the hook."""
+    pkg = tmp_path.joinpath(*vl.KDA_MODULE.split("."))
+    pkg.mkdir(parents=True)
+    for parent in [tmp_path.joinpath(*vl.KDA_MODULE.split(".")[:i]) for i in range(1, len(vl.KDA_MODULE.split(".")))]:
+        (parent / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("def chunk_kda_with_fused_gate(*args, **kwargs):\n    return 'vllm'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(vl, "_originals", {})
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setenv(vl.ENV_SWITCH, "1")
+    vl.plugin()
+    vl.plugin()  # one hook only
+    assert sum(isinstance(f, vl._PatchOnImport) for f in sys.meta_path) == 1
+    assert vl.KDA_MODULE not in sys.modules and not vl.is_enabled()
+    import importlib
+
+    module = importlib.import_module(vl.KDA_MODULE)
+    try:
+        assert module.chunk_kda_with_fused_gate is vl.chunk_kda_with_fused_gate and vl.is_enabled()
+        assert vl._originals[vl.PREFILL_NAME](None) == "vllm"
+        vl.disable()
+        assert module.chunk_kda_with_fused_gate(None) == "vllm" and not vl.is_enabled()
+        assert not any(isinstance(f, vl._PatchOnImport) for f in sys.meta_path)
+    finally:
+        for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+            del sys.modules[name]
+
+
 def test_the_plugin_is_registered_for_vllm():
     names = {ep.name: ep.value for ep in entry_points(group="vllm.general_plugins")}
     assert names.get("kimiops") == "kimiops.integrations.vllm:plugin"
@@ -169,6 +201,7 @@ def test_enable_without_vllm_says_what_is_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, vl.KDA_MODULE, None)  # import of it raises ImportError
     with pytest.raises(ImportError, match="vllm.models.kimi_k3.nvidia.ops.third_party.kda"):
         vl.enable()
+    monkeypatch.delitem(sys.modules, vl.KDA_MODULE)
     assert not vl.is_enabled()
 
 
