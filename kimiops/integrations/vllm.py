@@ -30,7 +30,7 @@ Decode stays on vLLM's kernels:
   kimiops' decode kernels skip only ``-1``, so they would read and write slot 0 for padded rows.
 - Measured on the H200 against vLLM 0.33's kernels (``benchmarks/bench_vllm_kda.py``,
   ``benchmarks/results/logs_h200_20261201f/``): kimiops' decode is 1.09-1.16x faster from 8 requests
-  on, but at 1 request 0.89-0.92x (0.98-1.00x with cold pool slots) and its speculative step 0.82x.
+  on, but at 1 request 0.89-0.92x (0.98-1.01x with cold pool slots) and its speculative step 0.82x.
 
 Prefill measured the same way: 1.43-1.56x faster than vLLM's (B1 T8192 to B1 T32768, 32 heads).
 
@@ -105,8 +105,12 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
     elif not serves(q.device):
         reason = "device"
     if reason is not None:
+        original = _originals.get(PREFILL_NAME)
+        if original is None:
+            raise ValueError(f"chunk_kda_with_fused_gate: kimiops does not serve this call ({reason}) and vLLM's own "
+                             f"function is not loaded (enable() saves it)")
         calls[(PREFILL_NAME, f"vllm:{reason}")] += 1
-        return _originals[PREFILL_NAME](
+        return original(
             q, k, v, raw_g, raw_beta, A_log, g_bias, scale=scale, initial_state=initial_state,
             output_final_state=output_final_state, lower_bound=lower_bound,
             use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, cu_seqlens=cu_seqlens, out=out, **kwargs)
@@ -114,7 +118,8 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
     o, final = chunk_kda(
         _dense(q), _dense(k), _dense(v), _dense(raw_g), raw_beta, scale, initial_state, output_final_state,
         use_qk_l2norm_in_kernel, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
-        A_log=A_log.reshape(-1), dt_bias=None if g_bias is None else g_bias.reshape(-1), lower_bound=lower_bound,
+        A_log=None if A_log is None else A_log.reshape(-1), dt_bias=None if g_bias is None else g_bias.reshape(-1),
+        lower_bound=lower_bound,
         state_v_first=True, cu_seqlens=cu_seqlens, backend=kimiops_backend)
     if out is not None:
         out.copy_(o)

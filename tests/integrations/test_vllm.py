@@ -128,6 +128,11 @@ def test_unknown_keywords_with_values_go_to_vllm(stub_vllm):
     assert vl.calls == {(vl.PREFILL_NAME, "vllm:keyword seq_order"): 1, (vl.PREFILL_NAME, "kimiops"): 1}
 
 
+def test_a_hand_off_without_vllms_function_says_so(stub_vllm):
+    with pytest.raises(ValueError, match="keyword seq_order.*enable"):
+        _call(_inputs([3], H=1, HV=1, K=16, V=16, seed=6), seq_order=torch.arange(1))
+
+
 def test_gpus_without_kimiops_kernels_go_to_vllm(stub_vllm, monkeypatch):
     monkeypatch.setattr(engine, "device_family", lambda device: "rocm")
     assert not engine.serves(torch.device("cuda", 0))
