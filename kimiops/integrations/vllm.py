@@ -19,8 +19,9 @@ kimi_gdn_linear_attn.py``) and of Kimi-K3 on NVIDIA GPUs on three functions that
 :func:`chunk_kda_with_fused_gate` below, which runs :func:`kimiops.chunk_kda` (gate, beta sigmoid
 and q/k L2 norm in its kernels, V-first states, no host synchronization) and hands the call to
 vLLM's own function where kimiops does not serve it: devices without kimiops kernels (AMD GPUs,
-unknown families) and keywords this module does not know that carry a value other than ``None`` /
-``False``. Every call is counted in :data:`calls` (``(function, route)``, route ``"kimiops"`` or
+unknown families), head dims its chunk kernels are not built for (``CHUNK_KERNEL_DIMS``; kimiops
+would run its torch path) and keywords this module does not know that carry a value other than
+``None`` / ``False``. Every call is counted in :data:`calls` (``(function, route)``, route ``"kimiops"`` or
 ``"vllm:<reason>"``).
 
 Decode stays on vLLM's kernels:
@@ -55,6 +56,7 @@ import torch
 
 from kimiops.env import env_var
 from kimiops.integrations.engine import engine_module, serves
+from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
 
 __all__ = ["chunk_kda_with_fused_gate", "enable", "disable", "is_enabled", "plugin", "calls", "KDA_MODULE"]
@@ -104,6 +106,8 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         reason = f"keyword {unknown}"
     elif not serves(q.device):
         reason = "device"
+    elif q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS for d in (q.shape[-1], v.shape[-1])):
+        reason = f"head dims {q.shape[-1]}, {v.shape[-1]}"  # kimiops would run its torch path: vLLM's is faster
     if reason is not None:
         original = _originals.get(PREFILL_NAME)
         if original is None:

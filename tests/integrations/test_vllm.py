@@ -128,6 +128,17 @@ def test_unknown_keywords_with_values_go_to_vllm(stub_vllm):
     assert vl.calls == {(vl.PREFILL_NAME, "vllm:keyword seq_order"): 1, (vl.PREFILL_NAME, "kimiops"): 1}
 
 
+def test_head_dims_without_chunk_kernels_go_to_vllm_on_gpus(stub_vllm, monkeypatch):
+    """On a GPU, head dims the chunk kernels are not built for would run kimiops' torch path: vLLM
+    takes them (meta tensors stand in for a GPU's)."""
+    vl.enable()
+    monkeypatch.setattr(vl, "serves", lambda device: True)
+    x = {n: (t.to("meta") if isinstance(t, torch.Tensor) else t) for n, t in
+         _inputs([4], H=1, HV=1, K=48, V=16, seed=7).items()}
+    assert _call(x) == ("vllm", None)
+    assert vl.calls == {(vl.PREFILL_NAME, "vllm:head dims 48, 16"): 1}
+
+
 def test_a_hand_off_without_vllms_function_says_so(stub_vllm):
     with pytest.raises(ValueError, match="keyword seq_order.*enable"):
         _call(_inputs([3], H=1, HV=1, K=16, V=16, seed=6), seq_order=torch.arange(1))
