@@ -1,6 +1,7 @@
 """What the serving-engine adapters (:mod:`~kimiops.integrations.sglang`,
-:mod:`~kimiops.integrations.vllm`) share: which devices kimiops serves, and importing the engine's
-module with an error that says what is missing."""
+:mod:`~kimiops.integrations.vllm`) share: which devices kimiops serves, which keywords of a call ask
+for something kimiops does not do, and importing the engine's module with an error that says what
+is missing."""
 
 from __future__ import annotations
 
@@ -11,13 +12,24 @@ import torch
 
 from kimiops.arch import GPU_FAMILIES, device_family
 
-__all__ = ["serves", "engine_module"]
+__all__ = ["serves", "unsupported_keyword", "engine_module"]
 
 
 def serves(device: torch.device) -> bool:
     """kimiops serves CPU tensors (its torch path) and GPUs of the families it has kernels for;
     the adapters hand everything else back to the engine's own kernels."""
     return device.type == "cpu" or (device.type == "cuda" and device_family(device) in GPU_FAMILIES)
+
+
+def unsupported_keyword(kwargs: dict, ignored: frozenset = frozenset()) -> str | None:
+    """Name of the first keyword of an engine's call that asks for something kimiops does not do:
+    a value other than ``None``/``False`` under a name not in ``ignored`` (keywords that only
+    steer the engine's own kernels, or that the adapter handles itself); else ``None``."""
+    for name, value in kwargs.items():
+        if name in ignored or value is None or value is False:
+            continue
+        return name
+    return None
 
 
 def engine_module(name: str, integration: str, requirement: str) -> ModuleType:

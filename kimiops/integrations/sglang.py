@@ -58,7 +58,7 @@ import torch
 
 from kimiops.arch import device_family
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, serves
+from kimiops.integrations.engine import engine_module, serves, unsupported_keyword
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -76,16 +76,7 @@ _IGNORED = frozenset({
     "track_ssm_h_src", "track_ssm_h_batch_src", "state_checkpoint_cu_starts", "num_state_checkpoints",
     "state_checkpoint_every_n_tokens", "state_checkpoint_indices", "seq_lens_cpu", "safe_gate_lower_bound",
 })
-
-
-def _unsupported(kwargs: dict, handled: frozenset = frozenset()) -> str | None:
-    """Name of the first keyword that asks for something kimiops does not do (a value other than
-    ``None``/``False`` under a name not ignored or handled), else ``None``."""
-    for name, value in kwargs.items():
-        if name in _IGNORED or name in handled or value is None or value is False:
-            continue
-        return name
-    return None
+_IGNORED_EXTEND = _IGNORED | {"track_state", "track_chunk_idx"}  # extend handles the snapshots itself
 
 
 class KDAKernelMethods:
@@ -115,11 +106,11 @@ class KDAKernelMethods:
             be = self._backends[key] = KDABackend(H, K, V, HV, scale=scale, backend=self.kimiops_backend)
         return be
 
-    def _route(self, device: torch.device, kwargs: dict, handled: frozenset = frozenset()) -> str | None:
+    def _route(self, device: torch.device, kwargs: dict, ignored: frozenset = _IGNORED) -> str | None:
         """``None`` when kimiops takes the call, else the reason it goes to SGLang's kernel."""
         if not serves(device):
             return f"device family {device_family(device)}"
-        name = _unsupported(kwargs, handled)
+        name = unsupported_keyword(kwargs, ignored)
         return None if name is None else f"keyword {name}"
 
     def _count(self, method: str, reason: str | None) -> None:
@@ -145,7 +136,7 @@ class KDAKernelMethods:
                lower_bound=None, beta_is_raw=False, return_intermediate_states=False, **kwargs):
         """Prefill into the pool; returns ``o`` ``[1, T, HV, V]``, or ``(o, None)`` when SGLang asks
         for intermediate states and reads only the ``track_state`` snapshot (see the module doc)."""
-        reason = self._route(q.device, kwargs, frozenset({"track_state", "track_chunk_idx"}))
+        reason = self._route(q.device, kwargs, _IGNORED_EXTEND)
         track_state, track_chunk_idx = kwargs.get("track_state"), kwargs.get("track_chunk_idx")
         if reason is None and return_intermediate_states and track_state is None:
             needs_h = kwargs.get("track_ssm_h_src")

@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, serves
+from kimiops.integrations.engine import engine_module, serves, unsupported_keyword
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
 
@@ -101,7 +101,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         when ``out`` is None).
     """
     reason = None
-    unknown = next((n for n, x in kwargs.items() if x is not None and x is not False), None)
+    unknown = unsupported_keyword(kwargs)
     if unknown is not None:
         reason = f"keyword {unknown}"
     elif not serves(q.device):
