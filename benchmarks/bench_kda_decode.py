@@ -44,6 +44,7 @@ from triton.testing import do_bench
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import kimiops  # noqa: E402
+from kimiops.bench.results import write_result  # noqa: E402
 from kimiops.bench.timing import copy_bandwidth, graph_us, host_us  # noqa: E402
 from kimiops.kda.gate import kda_gate, l2norm  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
@@ -461,11 +462,7 @@ def main():
         print(f"host time N={first['N']}: fast launch {first['ours_launch_us']:.1f} us (wall {first['ours_wall_us']:.1f}), "
               f"Triton JIT path {first['ours_launch_us_jit_path']:.1f} us (wall {first['ours_wall_us_jit_path']:.1f})")
     res["wall_s"] = time.time() - t_start
-    os.makedirs(args.out, exist_ok=True)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = os.path.join(args.out, f"kda_decode_{stamp}.json")
-    with open(path, "w") as fh:
-        json.dump(res, fh, indent=1)
+    path = write_result(res, args.out, "kda_decode")
     print(f"wrote {path}  ({res['wall_s']:.1f} s)")
     if "FAILED" in res:
         sys.exit(1)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 
@@ -34,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kimiops  # noqa: E402
 from bench_kda_decode import GRAPH_CALLS, Case, fla_impl, versions  # noqa: E402
+from kimiops.bench.results import write_result  # noqa: E402
 from kimiops.bench.timing import best_graph_us, host_us  # noqa: E402
 from kimiops.integrations import sglang as sg  # noqa: E402
 
@@ -147,11 +147,7 @@ def main():
                 for name in ("packed", "decode", "backend", "torch_add")))
     assert all(kern.calls[key] for key in kern.calls) and all(route == "kimiops" for _, route in kern.calls)
     res["calls"] = {f"{m}:{r}": n for (m, r), n in kern.calls.items()}
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"sglang_decode_{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1)
-    print("wrote", path)
+    print("wrote", write_result(res, args.out, "sglang_decode"))
 
 
 if __name__ == "__main__":

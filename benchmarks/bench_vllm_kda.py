@@ -48,6 +48,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import kimiops  # noqa: E402
 from bench_kda_decode import GRAPH_CALLS, versions  # noqa: E402
+from kimiops.bench.results import write_result  # noqa: E402
 from kimiops.bench.timing import graph_us  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
@@ -229,11 +230,7 @@ def main():
     if not args.no_prefill:
         print("prefill (chunk), eager medians (us):")
         res["prefill"] = prefill_rows(vk, PREFILL_CASES, args.rep, gen)
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"vllm_kda_{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1)
-    print("wrote", path)
+    print("wrote", write_result(res, args.out, "vllm_kda"))
 
 
 if __name__ == "__main__":
