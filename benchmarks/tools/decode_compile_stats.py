@@ -1,7 +1,8 @@
 """Offline compile of the decode kernel (``_recurrent_kda_fwd_kernel``) for sm_90 (no GPU needed,
 ``sm90_compile.py``) from the source tree given as the first argument, for the bench case of
 ``benchmarks/bench_kda_decode.py`` (pool mode, softplus gate, L2 norm and sigmoid in the kernel,
-bf16 inputs, fp32 V-first pool) with each config of both tables (the cu_seqlens form's and batch mode's): registers, spills, shared memory, and the
+bf16 inputs, fp32 V-first pool) with each config of both tables (the cu_seqlens form's and batch
+mode's): registers, spills, shared memory, and the
 layout conversions (TTGIR), barriers and warp shuffles (PTX) on the path of one token.
 
     python benchmarks/tools/decode_compile_stats.py <tree>
@@ -38,7 +39,8 @@ for varlen, bv, nw, hints, early in sorted({(varlen, *cfg) for varlen, rows in g
         "ld.shared": len(re.findall(r"ld\.shared", ptx)),
     }
     stats["SASS instructions"] = sass_instruction_count(k.asm["cubin"])
-    print(f"{'cu_seqlens' if varlen else 'batch'} BV={bv} num_warps={nw} stream_hints={hints} early_inputs={early}: {regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}; "
+    print(f"{'cu_seqlens' if varlen else 'batch'} BV={bv} num_warps={nw} stream_hints={hints} early_inputs={early}: "
+          f"{regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}; "
           f"SASS opcodes sha1 {sass_opcode_digest(k.asm['cubin'])}",
           flush=True)
     if len(sys.argv) > 2:

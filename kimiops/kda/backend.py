@@ -4,9 +4,9 @@
 Inputs are token-major (``[1, T_total, H, K]`` or ``[T_total, H, K]``; the output keeps the rank
 it was given), requests back to back. The backend receives projections as a Kimi-style model
 produces them and does the preprocessing in its kernels: q and k are L2-normalized, ``beta``
-holds logits (sigmoid applied; ``extend(beta_is_logits=False)`` takes it activated), ``g`` holds raw gate logits with ``A_log``/``dt_bias`` (softplus
-gate) or ``lower_bound`` (lower-bound gate); with ``A_log`` and ``lower_bound`` both ``None``,
-``g`` is already the log decay.
+holds logits (sigmoid applied; ``extend(beta_is_logits=False)`` takes it activated), ``g`` holds
+raw gate logits with ``A_log``/``dt_bias`` (softplus gate) or ``lower_bound`` (lower-bound gate);
+with ``A_log`` and ``lower_bound`` both ``None``, ``g`` is already the log decay.
 
 CUDA-graph padding: g and beta may carry more rows than q (they are trimmed to q's token count);
 token rows past ``query_start_loc[-1]`` are padding and their output rows are unspecified;
@@ -99,9 +99,9 @@ class KDABackend:
         padded = cu_seqlens is not None
         buffer, rows, parents = verify if verify is not None else (None, None, None)
         if track_state is None and track_chunk_idx is None and verify is None:  # snapshots, verify: full path
-            res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, beta_is_logits, A_log,
-                                  dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend, padded,
-                                  num_accepted=num_accepted)
+            res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, beta_is_logits,
+                                  A_log, dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend,
+                                  padded, num_accepted=num_accepted)
             if res is not None:
                 return res
         else:
