@@ -20,15 +20,16 @@ POINTERS.update({"h0": "*fp32", "ht": "*fp32", "h0_idx": "*i32", "ht_idx": "*i32
                  "A_log": "*fp32", "dt_bias": "*fp32", "num_acc": "*i32", "parent": "*i32"})
 K = V = 128
 HV = 32
-for varlen, bv, nw, hints, early in sorted({(varlen, *cfg) for varlen, rows in getattr(rec, "_CONFIGS").items()
-                                            for _, cfg in rows}):
+for varlen, bv, nw, hints, early, *order in sorted({(varlen, *cfg) for varlen, rows in getattr(rec, "_CONFIGS").items()
+                                                    for _, cfg in rows}):
+    wait_first = bool(order and order[0])  # trees before the twenty-eighth session have 4-field configs
     const = dict(HV=HV, G=1, K=K, V=V, BK=K, BV=bv, NV=V // bv, S0_SLOT=HV * V * K, S0_HEAD=V * K,
                  ST_SLOT=HV * V * K, ST_HEAD=V * K, V_FIRST=True, IS_VARLEN=varlen, HAS_H0=True, HAS_H0_IDX=True,
                  HAS_HT=True, HAS_HT_IDX=True, INPLACE=True, SKIP_PADDED=True, USE_QK_L2NORM=True,
                  USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
                  EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints, NEG_EIGVAL=False, SPEC=False,
                  HAS_NUM_ACC=False, STEPS=0, ST_ROW=0, HAS_PARENT=False,
-                 EARLY_INPUTS=early)
+                 EARLY_INPUTS=early, WAIT_FIRST=wait_first)
     k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     stats = {
@@ -39,10 +40,12 @@ for varlen, bv, nw, hints, early in sorted({(varlen, *cfg) for varlen, rows in g
         "ld.shared": len(re.findall(r"ld\.shared", ptx)),
     }
     stats["SASS instructions"] = sass_instruction_count(k.asm["cubin"])
-    print(f"{'cu_seqlens' if varlen else 'batch'} BV={bv} num_warps={nw} stream_hints={hints} early_inputs={early}: "
+    print(f"{'cu_seqlens' if varlen else 'batch'} BV={bv} num_warps={nw} stream_hints={hints} early_inputs={early}"
+          f"{' wait_first=True' if wait_first else ''}: "
           f"{regs}; shared {k.metadata.shared} B; {stats}; PTX sha1 {ptx_digest(ptx)}; "
           f"SASS opcodes sha1 {sass_opcode_digest(k.asm['cubin'])}",
           flush=True)
     if len(sys.argv) > 2:
-        open(f"{sys.argv[2]}_{'var' if varlen else 'batch'}_bv{bv}_w{nw}_h{int(hints)}_e{int(early)}.ttgir", "w").write(ttgir)
-        open(f"{sys.argv[2]}_{'var' if varlen else 'batch'}_bv{bv}_w{nw}_h{int(hints)}_e{int(early)}.ptx", "w").write(ptx)
+        stem = f"{sys.argv[2]}_{'var' if varlen else 'batch'}_bv{bv}_w{nw}_h{int(hints)}_e{int(early)}_o{int(wait_first)}"
+        open(f"{stem}.ttgir", "w").write(ttgir)
+        open(f"{stem}.ptx", "w").write(ptx)

@@ -1,4 +1,4 @@
-"""A/B of decode kernel configs ``(BV, num_warps, stream_hints, early_inputs)`` per batch size, for
+"""A/B of decode kernel configs (``recurrent.TileConfig``) per batch size, for
 choosing the tables of ``kimiops.kda.kernels.recurrent._CONFIGS``: CUDA-graph medians (20 chained calls,
 as ``benchmarks/bench_kda_decode.py``) of each config, interleaved over --rounds (best round shown), with
 % of copy bandwidth. ``--batch`` times batch mode (``[N, 1, ...]`` without cu_seqlens, how
@@ -7,6 +7,7 @@ of the 20 calls its own pool slots (no state reused from L2 across calls).
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --ns 1 2 8 64 128 256 512
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --batch --cold --ns 2 4 --configs 8x2 8x4e 16x2e
+    PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --ns 1 2 --configs 8x1 8x1w
 """
 import argparse
 import sys
@@ -23,18 +24,21 @@ from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 CONFIGS = ["8x1", "8x1h", "8x2", "8x2h"]
 
 
-def parse_config(text: str) -> tuple[int, int, bool, bool]:
-    """``"8x1he"`` -> ``(8, 1, True, True)``: BV x num_warps, suffix ``h`` for the stream hints and
-    ``e`` for the early first-token loads (any order)."""
-    head = text.rstrip("he")
+FLAGS = (("h", "stream_hints"), ("e", "early_inputs"), ("w", "wait_first"))
+
+
+def parse_config(text: str) -> rec.TileConfig:
+    """``"8x1he"`` -> ``TileConfig(8, 1, stream_hints=True, early_inputs=True)``: BV x num_warps,
+    suffix ``h`` for the stream hints, ``e`` for the early first-token loads and ``w`` for the PDL
+    wait before the release (any order)."""
+    head = text.rstrip("hew")
     flags = text[len(head):]
     bv, nw = head.split("x")
-    return int(bv), int(nw), "h" in flags, "e" in flags
+    return rec.TileConfig(int(bv), int(nw), **{field: letter in flags for letter, field in FLAGS})
 
 
-def config_name(cfg) -> str:
-    bv, nw, hints, early = cfg
-    return f"{bv}x{nw}{'h' if hints else ''}{'e' if early else ''}"
+def config_name(cfg: rec.TileConfig) -> str:
+    return f"{cfg.block_v}x{cfg.num_warps}" + "".join(letter for letter, field in FLAGS if getattr(cfg, field))
 
 
 def main() -> None:
@@ -65,8 +69,10 @@ def main() -> None:
                 kw = case.launch_kwargs(idx)
                 if args.batch:
                     kw["cu_seqlens"] = None
-                return lambda: rec.recurrent_kda_fwd_config(cfg[0], cfg[1], *x, stream_hints=cfg[2],
-                                                            early_inputs=cfg[3], **kw)
+                return lambda: rec.recurrent_kda_fwd_config(cfg.block_v, cfg.num_warps, *x,
+                                                            stream_hints=cfg.stream_hints,
+                                                            early_inputs=cfg.early_inputs,
+                                                            wait_first=cfg.wait_first, **kw)
             return [one(i) for i in idx_sets]
 
         best: dict = {}
@@ -79,7 +85,7 @@ def main() -> None:
                  f"({100 * case.nbytes() / (us * 1e-6) / bw:.1f}%)" for cfg, us in best.items()]
         print(f"N={N}: " + "; ".join(cells), flush=True)
     print("h: stream hints (evict_first load, .cs store of the state tile); e: the first token's inputs loaded "
-          "before the state tile; *: the table's config")
+          "before the state tile; w: PDL wait before the release of the next grid; *: the table's config")
 
 
 if __name__ == "__main__":

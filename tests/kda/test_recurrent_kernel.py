@@ -17,7 +17,13 @@ import pytest
 import torch
 
 from kimiops.kda.gate import kda_gate, l2norm
-from kimiops.kda.kernels.recurrent import _CONFIGS, CONFIG_CANDIDATES, recurrent_kda_fwd, recurrent_kda_fwd_config
+from kimiops.kda.kernels.recurrent import (
+    _CONFIGS,
+    CONFIG_CANDIDATES,
+    TileConfig,
+    recurrent_kda_fwd,
+    recurrent_kda_fwd_config,
+)
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
 
@@ -207,8 +213,9 @@ def run_case(
     if config is None:
         o = recurrent_kda_fwd(*args, **kw)
     else:
-        o = recurrent_kda_fwd_config(config[0], config[1], *args, stream_hints=len(config) > 2 and config[2],
-                                     early_inputs=len(config) > 3 and config[3], **kw)
+        cfg = TileConfig(*config)
+        o = recurrent_kda_fwd_config(cfg.block_v, cfg.num_warps, *args, stream_hints=cfg.stream_hints,
+                                     early_inputs=cfg.early_inputs, wait_first=cfg.wait_first, **kw)
     if use_out:
         assert o is out
     assert o.shape == (B, T_tot, HV, V) and o.dtype == kern["v"].dtype
@@ -395,15 +402,58 @@ def test_gpu_every_config_candidate(config):
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", sorted({cfg for rows in _CONFIGS.values() for _, cfg in rows}))
 def test_gpu_every_table_config(config):
-    """The configs of both tables (the cu_seqlens form's and batch mode's), stream hints and early
-    first-token loads included (they change the cache policy and the load order, not the results),
-    in both forms of the call."""
+    """The configs of both tables (the cu_seqlens form's and batch mode's), stream hints, early
+    first-token loads and the PDL order included (they change the cache policy and the order of
+    loads and launches, not the results), in both forms of the call."""
     run_case(seqlens=[1, 2, 1, 3], indices=[3, 1, -1, 6], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16,
              device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=35)
     run_case(seqlens=[1, 2], indices=[3, 1], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16, v_first=False,
              device=GPU, slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=36)
     run_case(B=4, T=1, indices=[3, -1, 1, 6], H=32, HV=32, K=128, V=128, dtype=torch.bfloat16, device=GPU,
              slots=8, tol_o=5e-3, tol_s=5e-3, config=config, seed=38)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("wait_first", [False, True], ids=["release_first", "wait_first"])
+def test_gpu_chained_steps_both_pdl_orders(wait_first):
+    """Eight decode steps on the same pool slots launched back to back (eager, then replayed from a
+    CUDA graph), where each grid may be scheduled before the previous one ends: the bits of the same
+    steps with a host sync after each, in either order of the PDL wait and release."""
+    gen = torch.Generator(device="cuda").manual_seed(42)
+    N, H, K, V, steps = 2, 32, 128, 128, 8
+    mk = lambda *s: torch.randn(*s, generator=gen, device="cuda").to(torch.bfloat16)  # noqa: E731
+    xs = [(mk(N, 1, H, K), mk(N, 1, H, K), mk(N, 1, H, V), mk(N, 1, H, K), mk(N, 1, H)) for _ in range(steps)]
+    A_log = torch.randn(H, generator=gen, device="cuda")
+    dt_bias = torch.randn(H * K, generator=gen, device="cuda")
+    idx = torch.tensor([5, 2], dtype=torch.int32, device="cuda")
+    pool0 = torch.randn(8, H, V, K, generator=gen, device="cuda") * 0.1
+
+    def step(pool, x):
+        return recurrent_kda_fwd_config(
+            8, 1, *x, scale=K ** -0.5, cu_seqlens=None, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx,
+            state_v_first=True, use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus", A_log=A_log,
+            dt_bias=dt_bias, lower_bound=None, skip_padded=True, wait_first=wait_first)
+
+    ref_pool = pool0.clone()
+    ref = []
+    for x in xs:
+        ref.append(step(ref_pool, x))
+        torch.cuda.synchronize()
+    pool = pool0.clone()
+    outs = [step(pool, x) for x in xs]
+    torch.cuda.synchronize()
+    assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(outs, ref))
+    assert torch.equal(_bits(pool), _bits(ref_pool))
+
+    pool.copy_(pool0)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = [step(pool, x) for x in xs]
+    pool.copy_(pool0)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(outs, ref))
+    assert torch.equal(_bits(pool), _bits(ref_pool))
 
 
 def test_early_inputs_interpreter(device):
@@ -415,13 +465,14 @@ def test_early_inputs_interpreter(device):
 
 
 def test_config_tables_cover_every_batch_size():
-    """Each form's table answers every N * HV with a 4-field config of a kernel candidate."""
+    """Each form's table answers every N * HV with a TileConfig of a kernel candidate."""
     from kimiops.kda.kernels.recurrent import config_for
 
     for varlen in (True, False):
         for nh in (1, 32, 33, 64, 65, 128, 129, 256, 257, 2048, 2049, 1 << 20):
-            bv, nw, hints, early = config_for(nh, varlen)
-            assert (bv, nw) in CONFIG_CANDIDATES and isinstance(hints, bool) and isinstance(early, bool)
+            cfg = config_for(nh, varlen)
+            assert isinstance(cfg, TileConfig) and (cfg.block_v, cfg.num_warps) in CONFIG_CANDIDATES
+            assert all(isinstance(f, bool) for f in cfg[2:])
 
 
 def test_stream_hints_interpreter():

@@ -42,12 +42,14 @@ and its output rows are exactly zero (``tl.where``, so garbage or NaN padding in
 without it (prefill) it starts from a zero state, computes outputs and writes nothing. With
 ``cu_seqlens``, output rows past ``cu_seqlens[N]`` (CUDA-graph padding tokens) are zero-filled.
 
-Config tables (``_CONFIGS``): ``(BV, num_warps, stream_hints, early_inputs)`` by ``N * HV``, one for
+Config tables (``_CONFIGS``): a :class:`TileConfig` by ``N * HV``, one for
 the cu_seqlens form and one for batch mode (``[N, T, ...]`` without cu_seqlens), chosen from the sweep of
 ``benchmarks/bench_kda_decode.py`` (every (BV, num_warps) candidate per N; the winner is its
 ``best_cfg`` column) and ``benchmarks/tools/decode_config_ab.py`` (named configs per form, with the same
 or cold pool slots); measurements cited next to the tables. ``early_inputs`` issues the first token's
 loads before the state tile's in the source (ptxas keeps that order; see the batch table's comment).
+``wait_first`` orders the two PDL instructions: wait for the previous grid, then let the next one
+launch (otherwise the other way round; see the tables' comment).
 
 Where the time of a small call goes (``benchmarks/results/logs_h200_20261130i/``): a chain of
 calls that only wait for the previous grid, read the pool index, and read and write a 4 KiB tile
@@ -88,11 +90,14 @@ Programmatic dependent launch (``PDL``; families of ``kimiops.arch.supports_pdl`
 ``KIMIOPS_PDL=0``): the grid is launched so that it may be scheduled while the previous kernel
 on the stream finishes; every program waits (``gdc_wait``) for that kernel's completion before
 its first memory access, so only launch latency and the previous grid's tail are overlapped.
+Each program also releases the next grid (``gdc_launch_dependents``), before its wait or, with
+``wait_first``, after it.
 """
 
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import torch
 import triton
@@ -104,13 +109,27 @@ from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2norm_tl
 from kimiops.launch import RawLaunch, compiled_kernel, no_launch_hooks
 
-__all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch"]
+__all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch",
+           "TileConfig"]
 
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
 _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 
-# (BV, num_warps, stream_hints, early_inputs) per upper bound of N*HV, one table per form of the call.
+
+class TileConfig(NamedTuple):
+    """How the decode kernel is launched for a batch size: ``block_v`` x ``num_warps`` CTAs, the
+    state tile's streaming cache hints, the first token's loads ahead of the state tile's, and the
+    PDL order (``wait_first``: wait for the previous grid before releasing the next)."""
+
+    block_v: int
+    num_warps: int
+    stream_hints: bool = False
+    early_inputs: bool = False
+    wait_first: bool = False
+
+
+# A TileConfig per upper bound of N*HV, one table per form of the call.
 # First match wins; both state layouts use them (the K-first layout is not swept).
 #
 # The cu_seqlens form (_VARLEN_TABLE; also speculative verification and short prefill): BV x num_warps
@@ -140,10 +159,22 @@ _PDL = os.environ.get("KIMIOPS_PDL", "1") == "1"
 # 0.0-0.2 us ahead of 8x1h (run 4; run 3 with benchmarks/tools/decode_config_ab.py
 # --batch agrees, r3_batch_ab_*.log). At N=1 early loads were even or lost (run 3: 3.47 / 3.19 against
 # 3.44 / 3.27; run 2: 3.22 vs 3.06 us); in the cu_seqlens form they lose (run 2: N=8 8.11 vs 7.90 us).
-_VARLEN_TABLE = ((32, (8, 1, False, False)), (64, (8, 2, False, False)), (256, (8, 1, False, False)),
-                 (2048, (8, 1, True, False)), (None, (8, 1, False, False)))
-_BATCH_TABLE = ((32, (8, 1, False, False)), (64, (8, 4, False, True)), (128, (16, 2, False, True)),
-                (256, (8, 1, False, True)), (2048, (8, 1, True, True)), (None, (8, 1, False, True)))
+#
+# PDL order (wait_first), twenty-eighth session (logs_h200_20261201g runs 2 and 3, both orders of the
+# same kernel loaded in one process, best of 2-3 rounds, same / cold slots). Releasing the next grid
+# before the wait (the default) let each grid of a chain launch the next one as soon as its programs
+# start; waiting first, as vLLM's packed-decode kernel does, is faster at N*HV <= 32 in both forms:
+# N=1 cu_seqlens 8x1 2.86 / 3.32 us against 3.07 / 3.33, batch mode 8x1 2.95 / 3.34 against 3.22 / 3.45
+# (run 3; run 2: 2.89-3.01 against 3.13-3.27). From N=2 on it is mixed and loses with cold slots, which
+# is how a model's layers meet their states: N=2 batch mode 8x4e 4.37 / 4.80 against 4.16 / 4.70, N=4
+# 16x2e 5.12 / 6.60 against 4.96 / 6.46, N=8 cu_seqlens 8x1 7.87 / 10.91 against 8.10 / 10.73, N=16..512
+# within 0.3 us or 0.2 points of copy bandwidth, most in favour of the default (r3_order_sweep.log).
+_VARLEN_TABLE = ((32, TileConfig(8, 1, wait_first=True)), (64, TileConfig(8, 2)), (256, TileConfig(8, 1)),
+                 (2048, TileConfig(8, 1, stream_hints=True)), (None, TileConfig(8, 1)))
+_BATCH_TABLE = ((32, TileConfig(8, 1, wait_first=True)), (64, TileConfig(8, 4, early_inputs=True)),
+                (128, TileConfig(16, 2, early_inputs=True)), (256, TileConfig(8, 1, early_inputs=True)),
+                (2048, TileConfig(8, 1, stream_hints=True, early_inputs=True)),
+                (None, TileConfig(8, 1, early_inputs=True)))
 _CONFIGS = {True: _VARLEN_TABLE, False: _BATCH_TABLE}  # keyed by "called with cu_seqlens"
 # what the benchmark sweeps
 CONFIG_CANDIDATES = tuple(
@@ -191,14 +222,19 @@ def _recurrent_kda_fwd_kernel(
     USE_GATE: tl.constexpr, USE_LOWER_BOUND: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
     NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr, STEPS: tl.constexpr,
-    ST_ROW: tl.constexpr, HAS_PARENT: tl.constexpr, EARLY_INPUTS: tl.constexpr,
+    ST_ROW: tl.constexpr, HAS_PARENT: tl.constexpr, EARLY_INPUTS: tl.constexpr, WAIT_FIRST: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
-        # the stream still runs. Allow the next kernel to be scheduled as well, then wait until the
-        # previous one has finished and its writes are visible: nothing is read before the wait.
-        tl.extra.cuda.gdc_launch_dependents()
-        tl.extra.cuda.gdc_wait()
+        # the stream still runs. Wait until the previous one has finished and its writes are
+        # visible (nothing is read before the wait), and allow the next kernel to be scheduled,
+        # in the table's order.
+        if WAIT_FIRST:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
+        else:
+            tl.extra.cuda.gdc_launch_dependents()
+            tl.extra.cuda.gdc_wait()
     pid = tl.program_id(0)
     i_v = pid % NV
     i_nh = pid // NV
@@ -388,9 +424,9 @@ def _recurrent_kda_fwd_kernel(
             t += 1
 
 
-def config_for(nh: int, varlen: bool) -> tuple[int, int, bool, bool]:
-    """``(BV, num_warps, stream_hints, early_inputs)`` from the table of the call's form (``varlen``:
-    with cu_seqlens) for ``nh = N * HV`` programs per tile column."""
+def config_for(nh: int, varlen: bool) -> TileConfig:
+    """The :class:`TileConfig` from the table of the call's form (``varlen``: with cu_seqlens) for
+    ``nh = N * HV`` programs per tile column."""
     for bound, cfg in _CONFIGS[bool(varlen)]:
         if bound is None or nh <= bound:
             return cfg
@@ -453,10 +489,10 @@ def recurrent_kda_fwd(
     B = q.shape[0]
     HV = v.shape[2]
     N = B if cu_seqlens is None else cu_seqlens.shape[0] - 1
-    bv, nw, hints, early = config_for(N * HV, cu_seqlens is not None)
+    cfg = config_for(N * HV, cu_seqlens is not None)
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, early, bind,
+        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, cfg, bind,
         allow_neg_eigval, num_accepted, token_steps, parents,
     )
 
@@ -464,14 +500,15 @@ def recurrent_kda_fwd(
 def recurrent_kda_fwd_config(
     block_v, num_warps, q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
     use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, stream_hints=False,
-    early_inputs=False, allow_neg_eigval=False, num_accepted=None,
+    early_inputs=False, wait_first=False, allow_neg_eigval=False, num_accepted=None,
 ) -> torch.Tensor:
-    """:func:`recurrent_kda_fwd` with an explicit ``(BV, num_warps, stream_hints, early_inputs)``
+    """:func:`recurrent_kda_fwd` with an explicit :class:`TileConfig` (its fields as arguments)
     instead of the table (sweeps, tests)."""
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, block_v, num_warps, stream_hints,
-        early_inputs, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
+        use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out,
+        TileConfig(block_v, num_warps, bool(stream_hints), bool(early_inputs), bool(wait_first)),
+        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
     )
 
 
@@ -534,7 +571,7 @@ def _new_output(v):
 
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
-    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, bv, nw, hints, early=False, bind=None,
+    use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, cfg, bind=None,
     allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None,
 ):
     B, T, H, K = q.shape
@@ -585,7 +622,7 @@ def _launch(
     pdl = _PDL and supports_pdl(q.device)
 
     BK = next_power_of_2(K)
-    bv = min(bv, next_power_of_2(V))
+    bv, nw = min(cfg.block_v, next_power_of_2(V)), cfg.num_warps
     NV = cdiv(V, bv)
     qs, ks, vs, gs, bs, os_ = q.stride(), k.stride(), v.stride(), g.stride(), beta.stride(), o.stride()
     if varlen:  # B == 1: the batch stride must not move sequences
@@ -597,8 +634,8 @@ def _launch(
         bool(state_v_first), varlen, has_h0, h0_indices is not None, has_ht, ht_indices is not None,
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
-        BK == K, V % bv == 0, pdl, bool(hints), bool(allow_neg_eigval), spec, num_accepted is not None,
-        int(token_steps), st_row, parents is not None, bool(early),
+        BK == K, V % bv == 0, pdl, cfg.stream_hints, bool(allow_neg_eigval), spec, num_accepted is not None,
+        int(token_steps), st_row, parents is not None, cfg.early_inputs, cfg.wait_first,
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted, parents,
