@@ -29,7 +29,7 @@ for varlen, bv, nw, hints, early, *order in sorted({(varlen, *cfg) for varlen, r
                  USE_BETA_SIGMOID=True, USE_GATE=True, USE_LOWER_BOUND=False, HAS_A=True, HAS_DT_BIAS=True,
                  EVEN_K=True, EVEN_V=True, PDL=True, STREAM_HINTS=hints, NEG_EIGVAL=False, SPEC=False,
                  HAS_NUM_ACC=False, STEPS=0, ST_ROW=0, HAS_PARENT=False,
-                 EARLY_INPUTS=early, WAIT_FIRST=wait_first)
+                 EARLY_INPUTS=early, WAIT_FIRST=wait_first, PAD_SLOT=-1)
     k, regs = compile_sm90(rec._recurrent_kda_fwd_kernel, POINTERS, const, dict(num_warps=nw, num_stages=1))
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     stats = {

@@ -73,6 +73,7 @@ def check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name: str, pool_dtypes=STATE_DTYPES, allow_padded_tokens: bool = False,
     spec_indices: bool = False, num_accepted=None, state_name: str = "initial_state", cu_name: str = "cu_seqlens",
+    pad_slot_id: int = -1,
 ) -> KDAShapes:
     """Check every argument of a KDA call and return its sizes; raises ValueError/TypeError.
     ``indices_name``, ``state_name``, ``cu_name``: the caller's names of the pool indices, the
@@ -80,6 +81,8 @@ def check_kda_args(
 
     ``spec_indices``: the pool indices may be ``[N, T_max]`` (speculative verification, decode),
     with ``num_accepted`` (``num_accepted_tokens``, ``[N]``) optional beside them.
+    ``pad_slot_id``: indices ``<=`` it are padding and may repeat (a value check: CPU tensors and
+    debug mode only, so it is not part of the memo key).
 
     Metadata-only outcomes are memoized (see ``_validated``); calls on CPU tensors, in debug
     mode or under ``torch.compile`` tracing are always checked in full.
@@ -95,7 +98,7 @@ def check_kda_args(
             return hit
     shapes = _check_kda_args(q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias,
                              lower_bound, state_v_first, cu_seqlens, indices, indices_name, pool_dtypes,
-                             allow_padded_tokens, spec_indices, num_accepted, state_name, cu_name)
+                             allow_padded_tokens, spec_indices, num_accepted, state_name, cu_name, pad_slot_id)
     if cacheable:
         _validated[key] = shapes
         if len(_validated) > _CACHE_SIZE:
@@ -106,7 +109,7 @@ def check_kda_args(
 def _check_kda_args(
     q, k, v, g, beta, scale, initial_state, use_gate_in_kernel, A_log, dt_bias, lower_bound,
     state_v_first, cu_seqlens, indices, indices_name, pool_dtypes, allow_padded_tokens, spec_indices, num_accepted,
-    state_name, cu_name,
+    state_name, cu_name, pad_slot_id=-1,
 ) -> KDAShapes:
     check_tensor("q", q, ndim=4, dtypes=FLOAT_DTYPES, last_dim_contiguous=True)
     device = q.device
@@ -163,15 +166,32 @@ def _check_kda_args(
                              f"got {list(initial_state.shape)}")
         check_indices(indices_name, indices, N, initial_state.shape[0], device, allow_2d=spec_indices)
         if reads_values(indices):
-            real = indices[indices >= 0]
+            real = indices[indices > pad_slot_id]
             if real.numel() != real.unique().numel():
-                raise ValueError(f"{indices_name}: expected distinct slots for distinct sequences (-1 may repeat), got duplicates")
+                padding = "-1" if pad_slot_id == -1 else f"-1 and {pad_slot_id}"
+                raise ValueError(f"{indices_name}: expected distinct slots for distinct sequences ({padding} may "
+                                 "repeat), got duplicates")
         if indices.dim() == 2:
             _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, device)
     elif initial_state is not None:
         want = (N, HV, V, K) if state_v_first else (N, HV, K, V)
         check_tensor(state_name, initial_state, shape=want, dtypes=STATE_DTYPES, device=device)
     return KDAShapes(B, T, H, HV, K, V, N, scale, gate, lb, pool)
+
+
+PAD_SLOT_IDS = (-1, 0)
+
+
+def check_pad_slot_id(pad_slot_id: object, indices, indices_name: str) -> None:
+    """``pad_slot_id``: -1 (padding is -1 only, SGLang's and FLA's convention), or 0 (also slot 0,
+    vLLM's null block ``NULL_BLOCK_ID``, which vLLM's own decode kernels skip); 0 needs pool
+    indices."""
+    if isinstance(pad_slot_id, bool) or not isinstance(pad_slot_id, int):
+        raise TypeError(f"pad_slot_id: expected an int, got {type(pad_slot_id).__name__}")
+    if pad_slot_id not in PAD_SLOT_IDS:
+        raise ValueError(f"pad_slot_id: expected -1 or 0, got {pad_slot_id}")
+    if pad_slot_id == 0 and indices is None:
+        raise ValueError(f"pad_slot_id: 0 marks slot 0 of a state pool as padding and needs {indices_name}, got None")
 
 
 def sequence_lengths(N: int, T: int, cu_seqlens) -> torch.Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from kimiops.kda.args import check_pad_slot_id
 from kimiops.kda.fla_options import check_inplace_final_state, check_neg_eigval
 from kimiops.kda.runner import DECODE, call_kda, eager_call, register_kda_op
 
@@ -32,6 +33,7 @@ def fused_recurrent_kda(
     num_accepted_tokens: torch.Tensor | None = None,
     inplace_final_state: bool | None = None,
     allow_neg_eigval: bool = False,
+    pad_slot_id: int = -1,
     backend: str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Recurrent KDA over a few tokens per sequence; same conventions as :func:`kimiops.chunk_kda`.
@@ -48,6 +50,9 @@ def fused_recurrent_kda(
     as above), and the state after its token t is written to slot ``ssm_state_indices[n, t]``
     (skipped where that is -1), so the engine can resume from whichever draft token it accepts.
 
+    ``pad_slot_id=0`` makes slot 0 padding as well, wherever -1 is (vLLM pads with its null block,
+    slot 0, and its own decode kernels skip every index <= 0); slot 0 is then never read or written.
+
     FLA / vLLM keywords (``kimiops.kda.fla_options``): ``allow_neg_eigval`` (beta =
     2 sigmoid(logits); needs ``use_beta_sigmoid_in_kernel``); ``inplace_final_state`` (``True``
     needs ``ssm_state_indices``; ``False`` with them is not supported).
@@ -55,14 +60,15 @@ def fused_recurrent_kda(
     Returns:
         ``o [B, T, HV, V]`` in v's dtype and the final state (pool mode: the pool) or ``None``.
     """
-    if allow_neg_eigval is not False or inplace_final_state is not None:  # off the common path
+    if allow_neg_eigval is not False or inplace_final_state is not None or pad_slot_id != -1:  # off the common path
         check_neg_eigval(allow_neg_eigval, use_beta_sigmoid_in_kernel)
         check_inplace_final_state(inplace_final_state, ssm_state_indices)
+        check_pad_slot_id(pad_slot_id, ssm_state_indices, "ssm_state_indices")
     # eager calls on a GPU that repeat a signature launch straight away (see ``runner._eager``)
     res, key = eager_call(
         DECODE, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel, use_gate_in_kernel,
         use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, ssm_state_indices, backend,
-        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted_tokens,
+        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted_tokens, pad_slot_id=pad_slot_id,
     )
     if res is not None:
         return res
@@ -70,4 +76,5 @@ def fused_recurrent_kda(
         DECODE, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
         ssm_state_indices, backend, eager_key=key, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted_tokens,
+        pad_slot_id=pad_slot_id,
     )

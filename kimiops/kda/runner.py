@@ -60,9 +60,11 @@ def run_kda(
     kind: KDAKind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale,
     lower_bound, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
     allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None,
-    verify_buffer=None, verify_rows=None, verify_parents=None, bind=None,
+    verify_buffer=None, verify_rows=None, verify_parents=None, pad_slot_id=-1, bind=None,
 ):
     """Validate and run; returns ``(o, final_state or None)``. ``pool`` is updated in place.
+    ``pad_slot_id``: -1, or 0 for pools whose slot 0 is a null block (decode only; checked by the
+    public call).
     ``bind``: see :func:`kimiops.kda.kernels.recurrent.recurrent_kda_fwd` (decode only).
     ``num_accepted``: ``num_accepted_tokens`` of speculative verification (decode only).
     ``track_state``, ``track_chunk_idx``: state snapshots (prefill only, :mod:`kimiops.kda.track`),
@@ -73,7 +75,7 @@ def run_kda(
     shapes = check_kda_args(
         q, k, v, g, beta, scale, state, use_gate, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
         indices, kind.indices_name, kind.pool_dtypes, allow_padded_tokens, spec_indices=not kind.chunked,
-        num_accepted=num_accepted, state_name=kind.state_name, cu_name=kind.cu_name,
+        num_accepted=num_accepted, state_name=kind.state_name, cu_name=kind.cu_name, pad_slot_id=pad_slot_id,
     )
     if track_state is not None or track_chunk_idx is not None:  # chunk_kda / extend
         check_track(track_state, track_chunk_idx, shapes.state_shape(shapes.N, state_v_first), q.device,
@@ -93,7 +95,7 @@ def run_kda(
             use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid, A_log=A_log, dt_bias=dt_bias,
             skip_padded=kind.skip_padded, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
             track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=verify_buffer,
-            verify_rows=verify_rows, verify_parents=verify_parents,
+            verify_rows=verify_rows, verify_parents=verify_parents, pad_slot_id=pad_slot_id,
         )
     if steps:
         h0, ht, h0_idx, ht_idx = pool, verify_buffer, indices, verify_rows
@@ -109,7 +111,7 @@ def run_kda(
     extra = {"allow_neg_eigval": allow_neg_eigval}
     if not kind.chunked:
         extra.update(skip_padded=kind.skip_padded, bind=None if steps else bind, num_accepted=num_accepted,
-                     token_steps=steps, parents=verify_parents)
+                     token_steps=steps, parents=verify_parents, pad_slot_id=pad_slot_id)
     else:  # the chunk kernels index dense [B, T, heads, dim] rows
         extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx)
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
@@ -143,21 +145,22 @@ def register_kda_op(kind: KDAKind):
         use_gate: bool, use_beta_sigmoid: bool, state_v_first: bool, backend: str, allow_padded_tokens: bool,
         allow_neg_eigval: bool, num_accepted: torch.Tensor | None, track_state: torch.Tensor | None,
         track_chunk_idx: torch.Tensor | None, verify_buffer: torch.Tensor | None, verify_rows: torch.Tensor | None,
-        verify_parents: torch.Tensor | None,
+        verify_parents: torch.Tensor | None, pad_slot_id: int,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         o, ht = run_kda(
             kind, q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
             output_final_state and pool is None, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend,
             allow_padded_tokens, allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
             track_state=track_state, track_chunk_idx=track_chunk_idx, verify_buffer=verify_buffer,
-            verify_rows=verify_rows, verify_parents=verify_parents,
+            verify_rows=verify_rows, verify_parents=verify_parents, pad_slot_id=pad_slot_id,
         )
         return o, (ht if ht is not None else o.new_empty(0, dtype=torch.float32))
 
     @op.register_fake
     def _(q, k, v, g, beta, initial_state, pool, indices, cu_seqlens, A_log, dt_bias, scale, lower_bound,
           output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens,
-          allow_neg_eigval, num_accepted, track_state, track_chunk_idx, verify_buffer, verify_rows, verify_parents):
+          allow_neg_eigval, num_accepted, track_state, track_chunk_idx, verify_buffer, verify_rows, verify_parents,
+          pad_slot_id):
         o = torch.empty_like(v)
         if not output_final_state or pool is not None:
             return o, v.new_empty(0, dtype=torch.float32)
@@ -233,12 +236,12 @@ class _EagerCall:
 
 def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, A_log,
                   dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend, allow_padded_tokens,
-                  allow_neg_eigval=False, num_accepted=None) -> tuple:
+                  allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1) -> tuple:
     """The scalar part of a call's signature (see ``_eager``); raises ``AttributeError`` for
     a non-tensor ``initial_state`` (the full path then raises its clear error)."""
     return (
         kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
-        use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens, allow_neg_eigval,
+        use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens, allow_neg_eigval, pad_slot_id,
         None if initial_state is None else initial_state.data_ptr() % 16 == 0,
         indices is None, cu_seqlens is None, A_log is None, dt_bias is None, num_accepted is None,
     )
@@ -279,7 +282,7 @@ def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens,
 
 def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-               allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None):
+               allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1):
     """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager``
     (launched here), else ``(None, key)`` with the key for ``call_kda``'s ``eager_key`` (``None``
     where the shortcut does not apply: CPU tensors, debug mode, ``torch.compile`` tracing,
@@ -289,7 +292,7 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
     try:
         scalars = eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices,
-                                backend, allow_padded_tokens, allow_neg_eigval, num_accepted)
+                                backend, allow_padded_tokens, allow_neg_eigval, num_accepted, pad_slot_id)
         if kind.chunked:
             scalars += prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
         entries = _eager.get(scalars)
@@ -353,7 +356,8 @@ def forget_eager() -> None:
 def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm,
              use_gate, use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
              allow_padded_tokens=False, eager_key=None, allow_neg_eigval=False, num_accepted=None,
-             track_state=None, track_chunk_idx=None, verify_buffer=None, verify_rows=None, verify_parents=None):
+             track_state=None, track_chunk_idx=None, verify_buffer=None, verify_rows=None, verify_parents=None,
+             pad_slot_id=-1):
     """Public-call glue: eager calls run directly (no custom-op dispatch cost); under
     ``torch.compile`` the registered op is called so the graph holds one opaque node.
 
@@ -370,7 +374,7 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
         q, k, v, g, beta, None if pool is not None else initial_state, pool, indices, cu_seqlens, A_log, dt_bias,
         scale, lower_bound, bool(output_final_state), bool(use_qk_l2norm), bool(use_gate), bool(use_beta_sigmoid),
         bool(state_v_first), chosen, bool(allow_padded_tokens), bool(allow_neg_eigval), num_accepted, track_state,
-        track_chunk_idx, verify_buffer, verify_rows, verify_parents,
+        track_chunk_idx, verify_buffer, verify_rows, verify_parents, int(pad_slot_id),
     )
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None

@@ -55,7 +55,7 @@ def kda_torch(
     q, k, v, g, beta, shapes: KDAShapes, *, chunked: bool, initial_state, indices, output_final_state,
     state_v_first, cu_seqlens, use_qk_l2norm, use_beta_sigmoid, A_log, dt_bias, skip_padded: bool,
     allow_neg_eigval=False, num_accepted=None, track_state=None, track_chunk_idx=None, verify_buffer=None,
-    verify_rows=None, verify_parents=None,
+    verify_rows=None, verify_parents=None, pad_slot_id=-1,
 ):
     """Run one KDA call in torch. Returns ``(o, final_state or None)``; pools are updated in place.
 
@@ -64,6 +64,7 @@ def kda_torch(
     Indices ``[N, T_max]`` (decode, speculative verification): sequence n starts from slot
     ``indices[n, num_accepted[n] - 1]`` (column 0 without ``num_accepted``) and the state after its
     token t goes to slot ``indices[n, t]`` (none where it is -1).
+    ``pad_slot_id`` (-1 or 0): every pool index ``<=`` it means what -1 does.
     ``track_state`` / ``track_chunk_idx`` (chunked only): state snapshots, see :mod:`kimiops.kda.track`.
     ``verify_buffer`` / ``verify_rows`` / ``verify_parents`` (decode with ``[N]`` indices): target
     verification, see :mod:`kimiops.kda.verify`; the pool is read, not written.
@@ -80,7 +81,7 @@ def kda_torch(
         if spec:
             col = torch.zeros_like(idx[:, 0]) if num_accepted is None else num_accepted.to(torch.int64) - 1
             start = idx.gather(1, col[:, None])[:, 0]
-        valid = start >= 0
+        valid = start > pad_slot_id
         gathered = initial_state[start.clamp(min=0)].to(qf.dtype)
         h0 = torch.where(valid[:, None, None, None], gathered, torch.zeros_like(gathered))  # poison-safe
     oracle = naive_chunk_kda if chunked else naive_recurrent_kda
@@ -104,7 +105,7 @@ def kda_torch(
             keep = real & valid[seq] if shapes.N else real
             o = torch.where(keep[..., None, None], o, torch.zeros_like(o))
         if spec:
-            _store_token_states(initial_state, idx, valid, seq, real, pos, res[2], shapes)
+            _store_token_states(initial_state, idx, valid, seq, real, pos, res[2], shapes, pad_slot_id)
         elif verify:
             _store_verify_states(verify_buffer, verify_rows.to(torch.int64), valid, seq, real, pos, res[2], shapes)
         else:
@@ -141,12 +142,12 @@ def _store_verify_states(buffer, rows, valid, seq, real, pos, after, shapes: KDA
     buffer[row[keep], pos[keep]] = after[keep].to(buffer.dtype)
 
 
-def _store_token_states(pool, idx, valid, seq, real, pos, after, shapes: KDAShapes):
+def _store_token_states(pool, idx, valid, seq, real, pos, after, shapes: KDAShapes, pad_slot_id=-1):
     """Speculative pools: the state after token row r of sequence n (``after [B, T, ...]``) goes
-    to slot ``idx[n, r - start of n]`` where that index is >= 0 and n is not padding. ``seq, real,
-    pos``: ``token_rows``."""
+    to slot ``idx[n, r - start of n]`` where that index is > ``pad_slot_id`` and n is not padding.
+    ``seq, real, pos``: ``token_rows``."""
     if shapes.N == 0 or shapes.T == 0:
         return
     slot = idx[seq, pos.clamp(0, idx.shape[1] - 1)]
-    keep = real & valid[seq] & (slot >= 0) & (pos < idx.shape[1])
+    keep = real & valid[seq] & (slot > pad_slot_id) & (pos < idx.shape[1])
     pool[slot[keep]] = after[keep].to(pool.dtype)

@@ -20,9 +20,10 @@ def _bits(t):
     return t.view({torch.float32: torch.int32, torch.bfloat16: torch.int16}[t.dtype])
 
 
-def _spec_case(gen, *, lengths, t_max, H, HV, K, V, dtype, device, v_first=True, slots=None):
+def _spec_case(gen, *, lengths, t_max, H, HV, K, V, dtype, device, v_first=True, slots=None, pad=-1):
     """Raw decode inputs of a speculative batch (varlen), a NaN-poisoned pool, [N, t_max] slots and
-    num_accepted_tokens; one request is padding (start slot -1), some token columns are -1."""
+    num_accepted_tokens; one request is padding (start slot ``pad``), a token column is -1. With
+    ``pad=0`` (vLLM's null block) no real slot is 0."""
     N = len(lengths)
     T = sum(lengths)
     cu = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
@@ -33,20 +34,20 @@ def _spec_case(gen, *, lengths, t_max, H, HV, K, V, dtype, device, v_first=True,
     A_log = torch.log(torch.rand(HV, generator=gen) * 10 + 1)
     dt_bias = torch.randn(HV * K, generator=gen)
     slots = slots or N * t_max + 3
-    perm = torch.randperm(slots, generator=gen)
+    perm = torch.randperm(slots - (pad + 1), generator=gen) + pad + 1
     idx = perm[:N * t_max].view(N, t_max).to(torch.int32).clone()
     acc = torch.randint(1, t_max + 1, (N,), generator=gen, dtype=torch.int32)
-    idx[1, :] = -1  # a padded request (its start slot is -1)
+    idx[1, :] = pad  # a padded request (its start slot is padding)
     idx[0, t_max - 1] = -1  # a token whose state the engine does not keep
     shape = (HV, V, K) if v_first else (HV, K, V)
     pool = torch.full((slots, *shape), float("nan"))
     for n in range(N):
         s = int(idx[n, acc[n] - 1])
-        if s >= 0:
+        if s > pad:
             pool[s] = torch.randn(shape, generator=gen) * 0.5
     raw = dict(q=q.to(dtype), k=k.to(dtype), v=v.to(dtype), g=g_raw.to(dtype), beta=b_raw.to(dtype))
     dev = {n: t.to(device) for n, t in raw.items()}
-    return dict(raw=raw, dev=dev, cu=cu, idx=idx, acc=acc, pool=pool, A_log=A_log, dt_bias=dt_bias, N=N)
+    return dict(raw=raw, dev=dev, cu=cu, idx=idx, acc=acc, pool=pool, A_log=A_log, dt_bias=dt_bias, N=N, pad=pad)
 
 
 def _spec_oracle(c, scale, v_first, allow_neg_eigval=False):
@@ -58,7 +59,7 @@ def _spec_oracle(c, scale, v_first, allow_neg_eigval=False):
     h0 = torch.zeros(c["N"], *c["pool"].shape[1:], dtype=torch.float64)
     for n in range(c["N"]):
         s = int(c["idx"][n, c["acc"][n] - 1])
-        if s >= 0:
+        if s > c["pad"]:
             h0[n] = c["pool"][s].double()
     o, _, after = naive_recurrent_kda(q, k, r["v"], g, beta, scale=scale, initial_state=h0, output_final_state=True,
                                       cu_seqlens=c["cu"], state_v_first=v_first, token_states=True)
@@ -73,13 +74,13 @@ def _check_spec(c, o, pool, scale, v_first, tol_o, tol_s, allow_neg_eigval=False
     o = o.cpu()
     for n in range(c["N"]):
         a, b = bounds[n], bounds[n + 1]
-        if int(c["idx"][n, c["acc"][n] - 1]) < 0:  # padding: zero output, no state written
+        if int(c["idx"][n, c["acc"][n] - 1]) <= c["pad"]:  # padding: zero output, no state written
             assert torch.equal(o[0, a:b], torch.zeros_like(o[0, a:b]))
             o_ref[0, a:b] = 0
             continue
         for t in range(b - a):
             s = int(c["idx"][n, t])
-            if s >= 0:
+            if s > c["pad"]:
                 written.add(s)
                 assert rel_err(pool[s], after[0, a + t]) < tol_s, (n, t)
     assert rel_err(o, o_ref) < tol_o
@@ -112,6 +113,64 @@ def test_speculative_pool_matches_token_oracle(device, v_first, with_acc):
         )
         assert ret is pool
         _check_spec(c, o, pool, 16 ** -0.5, v_first, tol_o=2e-5, tol_s=2e-5)
+
+
+def test_speculative_pool_with_vllm_null_block(device):
+    """``pad_slot_id=0``: a request whose start slot is 0 (vLLM's null block) is padding, token
+    columns of 0 or -1 keep no state, and slot 0 (NaN-poisoned) is never read or written."""
+    gen = torch.Generator().manual_seed(4)
+    c = _spec_case(gen, lengths=[3, 2, 0, 4, 1], t_max=4, H=2, HV=4, K=16, V=16, dtype=torch.float32,
+                   device=device, pad=0)
+    c["idx"][3, 3] = 0  # a token column on the null block
+    for backend in ("torch", "triton"):
+        pool = c["pool"].clone().to(device)
+        o, _ = kimiops.fused_recurrent_kda(
+            **c["dev"], initial_state=pool, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+            use_beta_sigmoid_in_kernel=True, A_log=c["A_log"].to(device), dt_bias=c["dt_bias"].to(device),
+            state_v_first=True, cu_seqlens=c["cu"].to(device), ssm_state_indices=c["idx"].to(device),
+            num_accepted_tokens=c["acc"].to(device), pad_slot_id=0, backend=backend,
+        )
+        assert pool[0].isnan().all()
+        _check_spec(c, o, pool, 16 ** -0.5, True, tol_o=2e-5, tol_s=2e-5)
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_pad_slot_id_zero_is_index_minus_one(device, backend):
+    """One token per request: index 0 with ``pad_slot_id=0`` gives the bits of index -1 without it
+    (zero output rows, no state read or written); the other rows are untouched by the choice."""
+    gen = torch.Generator().manual_seed(6)
+    x = make_kda_inputs(4, 1, 2, 16, 16, HV=4, generator=gen, device=device)
+    pool = torch.randn(8, 4, 16, 16, generator=gen).to(device)
+    pool[0] = float("nan")
+    outs = {}
+    for pad, padded in ((0, 0), (-1, -1)):
+        p = pool.clone()
+        idx = torch.tensor([3, padded, 5, -1], dtype=torch.int32, device=device)
+        o, _ = kimiops.fused_recurrent_kda(x.q, x.k, x.v, x.g, x.beta, initial_state=p, state_v_first=True,
+                                           ssm_state_indices=idx, pad_slot_id=pad, backend=backend)
+        outs[pad] = (o, p)
+    (o0, p0), (o1, p1) = outs[0], outs[-1]
+    assert torch.equal(_bits(o0), _bits(o1)) and torch.equal(_bits(p0), _bits(p1))
+    assert torch.equal(o0[1], torch.zeros_like(o0[1])) and p0[0].isnan().all()
+    assert not torch.equal(p0[3], pool[3])  # a real request's slot was updated
+
+
+def test_pad_slot_id_bad_values():
+    x = make_kda_inputs(2, 1, 1, 16, 16)
+    pool = torch.zeros(4, 1, 16, 16)
+    idx = torch.tensor([1, 0], dtype=torch.int32)
+    call = lambda **kw: kimiops.fused_recurrent_kda(x.q, x.k, x.v, x.g, x.beta, state_v_first=True, **kw)  # noqa: E731
+    with pytest.raises(ValueError, match="pad_slot_id: expected -1 or 0, got 1"):
+        call(initial_state=pool, ssm_state_indices=idx, pad_slot_id=1)
+    with pytest.raises(TypeError, match="pad_slot_id: expected an int, got bool"):
+        call(initial_state=pool, ssm_state_indices=idx, pad_slot_id=False)
+    with pytest.raises(ValueError, match="pad_slot_id: 0 marks slot 0 .* needs ssm_state_indices, got None"):
+        call(initial_state=torch.zeros(2, 1, 16, 16), pad_slot_id=0)
+    # padding may repeat: 0 twice is fine with pad_slot_id=0, a duplicate slot without it
+    both = torch.tensor([0, 0], dtype=torch.int32)
+    call(initial_state=pool, ssm_state_indices=both, pad_slot_id=0)
+    with pytest.raises(ValueError, match=r"distinct slots for distinct sequences \(-1 may repeat\)"):
+        call(initial_state=pool, ssm_state_indices=both)
 
 
 def test_speculative_state_of_token_t_is_the_prefix_decode(device):
@@ -325,10 +384,10 @@ def test_fla_positional_calls_fail_loudly():
 
 
 def test_torch_compile_traces_speculative_calls():
-    """The custom op carries num_accepted_tokens and allow_neg_eigval: fullgraph tracing, the
-    pool's in-place update and the result as eager."""
+    """The custom op carries num_accepted_tokens, allow_neg_eigval and pad_slot_id: fullgraph
+    tracing, the pool's in-place update and the result as eager."""
     gen = torch.Generator().manual_seed(13)
-    c = _spec_case(gen, lengths=[2, 3], t_max=3, H=1, HV=2, K=16, V=16, dtype=torch.float32, device="cpu")
+    c = _spec_case(gen, lengths=[2, 3], t_max=3, H=1, HV=2, K=16, V=16, dtype=torch.float32, device="cpu", pad=0)
     c["pool"] = torch.nan_to_num(c["pool"])
 
     def f(q, k, v, g, beta, pool, cu, idx, acc):
@@ -336,7 +395,7 @@ def test_torch_compile_traces_speculative_calls():
                                            use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
                                            use_beta_sigmoid_in_kernel=True, allow_neg_eigval=True,
                                            A_log=c["A_log"], dt_bias=c["dt_bias"], ssm_state_indices=idx,
-                                           num_accepted_tokens=acc)
+                                           num_accepted_tokens=acc, pad_slot_id=0)
         return o * 2
 
     args = [c["dev"][n] for n in ("q", "k", "v", "g", "beta")]

@@ -37,9 +37,10 @@ start slot is -1. ``SPEC = 2`` is SGLang's target verify: indices ``[N]``, seque
 ``ht[ht_idx[n], t]`` (``STEPS`` rows per sequence, row stride ``ST_ROW``; none for row -1), so the
 pool is only read (``kimiops/kda/verify.py``).
 
-Padding (pool index -1): with ``SKIP_PADDED`` (decode) the sequence reads and writes no state
-and its output rows are exactly zero (``tl.where``, so garbage or NaN padding inputs cannot leak);
-without it (prefill) it starts from a zero state, computes outputs and writes nothing. With
+Padding (pool index -1, or any index <= ``PAD_SLOT``: 0 marks vLLM's null block as padding too): with
+``SKIP_PADDED`` (decode) the sequence reads and writes no state and its output rows are exactly zero
+(``tl.where``, so garbage or NaN padding inputs cannot leak); without it (prefill) it starts from a
+zero state, computes outputs and writes nothing. With
 ``cu_seqlens``, output rows past ``cu_seqlens[N]`` (CUDA-graph padding tokens) are zero-filled.
 
 Config tables (``_CONFIGS``): a :class:`TileConfig` by ``N * HV``, one for
@@ -223,6 +224,7 @@ def _recurrent_kda_fwd_kernel(
     EVEN_K: tl.constexpr, EVEN_V: tl.constexpr, PDL: tl.constexpr, STREAM_HINTS: tl.constexpr,
     NEG_EIGVAL: tl.constexpr, SPEC: tl.constexpr, HAS_NUM_ACC: tl.constexpr, STEPS: tl.constexpr,
     ST_ROW: tl.constexpr, HAS_PARENT: tl.constexpr, EARLY_INPUTS: tl.constexpr, WAIT_FIRST: tl.constexpr,
+    PAD_SLOT: tl.constexpr,
 ):
     if PDL:
         # Programmatic dependent launch: this grid may be scheduled while the previous kernel on
@@ -268,8 +270,8 @@ def _recurrent_kda_fwd_kernel(
         i1 = n64
         if HAS_HT_IDX:
             i1 = tl.load(ht_idx + i_n).to(tl.int64)
-    read_ok = i0 >= 0
-    write_ok = i1 >= 0
+    read_ok = i0 > PAD_SLOT
+    write_ok = i1 > PAD_SLOT
     live = read_ok & write_ok  # only meaningful with SKIP_PADDED: padding skips the sequence
     if SKIP_PADDED:
         read_ok = live
@@ -397,7 +399,7 @@ def _recurrent_kda_fwd_kernel(
         elif SPEC:  # the state after this token, for the engine to resume from if it accepts it
             slot = tl.load(ht_idx + n64 * s_idx + (t - bos)).to(tl.int64)
             p_st = ht + slot * ST_SLOT + i_hv * ST_HEAD + offs_h
-            tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (slot >= 0))
+            tl.store(p_st, b_h.to(ht.dtype.element_ty), mask=mask_h & write_ok & (slot > PAD_SLOT))
 
         c_q = n_q
         c_k = n_k
@@ -439,7 +441,7 @@ _launch_cache: dict = {}
 def recurrent_kda_fwd(
     q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, bind=None,
-    allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None,
+    allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None, pad_slot_id=-1,
 ) -> torch.Tensor:
     """Recurrent KDA forward over a state pool (decode, speculative verification, short prefill).
 
@@ -480,6 +482,9 @@ def recurrent_kda_fwd(
         skip_padded: meaning of index -1 (in either index tensor). True: the sequence is skipped,
             no state read or write, output rows exactly zero. False: start from zeros (h0 index
             -1), compute outputs, write nothing (ht index -1).
+        pad_slot_id: -1, or 0 (vLLM's null block): every pool index <= it means what -1 does
+            (per-token slots of speculative verification too). 0 needs ``h0_indices`` and, with
+            ``ht``, ``ht_indices`` (without indices, sequence 0 reads and writes slot 0).
         out: optional preallocated ``[B, T, HV, V]`` output in v's dtype (last dim stride 1).
         bind: optional list; when the fast launch path ran, a :class:`BoundLaunch` that repeats
             this launch for tensors of the same metadata is appended to it.
@@ -493,14 +498,14 @@ def recurrent_kda_fwd(
     return _launch(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, cfg, bind,
-        allow_neg_eigval, num_accepted, token_steps, parents,
+        allow_neg_eigval, num_accepted, token_steps, parents, pad_slot_id,
     )
 
 
 def recurrent_kda_fwd_config(
     block_v, num_warps, q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
     use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out=None, stream_hints=False,
-    early_inputs=False, wait_first=False, allow_neg_eigval=False, num_accepted=None,
+    early_inputs=False, wait_first=False, allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1,
 ) -> torch.Tensor:
     """:func:`recurrent_kda_fwd` with an explicit :class:`TileConfig` (its fields as arguments)
     instead of the table (sweeps, tests)."""
@@ -508,7 +513,7 @@ def recurrent_kda_fwd_config(
         q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
         use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out,
         TileConfig(block_v, num_warps, bool(stream_hints), bool(early_inputs), bool(wait_first)),
-        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted,
+        allow_neg_eigval=allow_neg_eigval, num_accepted=num_accepted, pad_slot_id=pad_slot_id,
     )
 
 
@@ -572,7 +577,7 @@ def _new_output(v):
 def _launch(
     q, k, v, g, beta, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first, use_qk_l2norm,
     use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, skip_padded, out, cfg, bind=None,
-    allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None,
+    allow_neg_eigval=False, num_accepted=None, token_steps=0, parents=None, pad_slot_id=-1,
 ):
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
@@ -612,6 +617,9 @@ def _launch(
         st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
     if parents is not None and not (token_steps and parents.dim() == 2 and parents.stride(1) == 1):
         raise ValueError("parents: needs token_steps and [N, T_max] indices with stride 1 along tokens")
+    if pad_slot_id != -1 and (pad_slot_id != 0 or h0_indices is None or (has_ht and ht_indices is None)):
+        raise ValueError(f"pad_slot_id: expected -1, or 0 with pool indices for every state read and written, "
+                         f"got {pad_slot_id!r}")
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
     spec = 2 if token_steps else int(h0_indices is not None and h0_indices.dim() == 2)
     if spec == 1 and not (inplace and (h0_indices.stride(1) == 1 or h0_indices.shape[1] == 1)):
@@ -635,7 +643,7 @@ def _launch(
         inplace, bool(skip_padded), bool(use_qk_l2norm), bool(use_beta_sigmoid),
         use_gate, use_lb, use_gate and A_log is not None, dt_bias is not None,
         BK == K, V % bv == 0, pdl, cfg.stream_hints, bool(allow_neg_eigval), spec, num_accepted is not None,
-        int(token_steps), st_row, parents is not None, cfg.early_inputs, cfg.wait_first,
+        int(token_steps), st_row, parents is not None, cfg.early_inputs, cfg.wait_first, int(pad_slot_id),
     )
     args = (
         q, k, v, g, beta, o, h0, ht, h0_indices, ht_indices, cu_seqlens, A_log, dt_bias, num_accepted, parents,
