@@ -1,4 +1,4 @@
-"""Run vLLM's KDA prefill on kimiops kernels.
+"""Run vLLM's KDA prefill and decode on kimiops kernels.
 
 vLLM (0.33; what this module was written against) runs the KDA layer of Kimi-Linear
 (``KimiGatedDeltaNetAttention._forward`` in ``vllm/model_executor/layers/mamba/gdn/
@@ -11,29 +11,31 @@ kimi_gdn_linear_attn.py``) and of Kimi-K3 on NVIDIA GPUs on three functions that
                                       and ``lower_bound``; beta logits ``raw_beta`` ``[1, T, H]``;
                                       initial states gathered from the pool ``[N, H, V, K]``;
                                       returns ``(o, final states [N, H, V, K])``.
-``fused_recurrent_kda_packed_decode`` decode, one token per request from the convolution's output.
-``fused_recurrent_kda``               speculative decode.
+``fused_recurrent_kda_packed_decode`` decode, one token per request: ``mixed_qkv`` ``[B, 2 H K + H V]``
+                                      (the convolution's output), ``raw_g`` ``[1, B, H, K]``,
+                                      ``raw_beta`` ``[1, B, H]``, the pool ``[slots, H, V, K]``
+                                      updated in place at ``state_indices`` ``[B]``.
+``fused_recurrent_kda``               speculative decode: several tokens per request (``cu_seqlens``),
+                                      ``ssm_state_indices`` ``[N, T_max]`` and
+                                      ``num_accepted_tokens`` ``[N]``.
 ====================================  ==============================================================
 
-:func:`enable` replaces ``chunk_kda_with_fused_gate`` in that module with
-:func:`chunk_kda_with_fused_gate` below, which runs :func:`kimiops.chunk_kda` (gate, beta sigmoid
-and q/k L2 norm in its kernels, V-first states, no host synchronization) and hands the call to
-vLLM's own function where kimiops does not serve it: devices without kimiops kernels (AMD GPUs,
-unknown families), head dims its chunk kernels are not built for (``CHUNK_KERNEL_DIMS``; kimiops
-would run its torch path) and keywords this module does not know that carry a value other than
-``None`` / ``False``. Every call is counted in :data:`calls` (``(function, route)``, route ``"kimiops"`` or
-``"vllm:<reason>"``).
+:func:`enable` replaces all three in that module with the functions of the same names below. The
+prefill runs :func:`kimiops.chunk_kda` and the two decodes :func:`kimiops.fused_recurrent_kda`
+(gate, beta sigmoid and q/k L2 norm in the kernels, V-first states, no host synchronization). vLLM
+pads state indices with its null block, slot 0 (``NULL_BLOCK_ID`` in
+``vllm/v1/attention/backends/utils.py``), and its decode kernels skip every index ``<= 0``: the
+decode adapters pass ``pad_slot_id=0``, so slot 0 is never read or written either. A call goes back
+to vLLM's own function where kimiops does not serve it: devices without kimiops kernels (AMD GPUs,
+unknown families), for the prefill head dims its chunk kernels are not built for
+(``CHUNK_KERNEL_DIMS``; kimiops would run its torch path), and keywords this module does not know
+that carry a value other than ``None`` / ``False``. Every call is counted in :data:`calls`
+(``(function, route)``, route ``"kimiops"`` or ``"vllm:<reason>"``).
 
-Decode stays on vLLM's kernels:
-
-- vLLM pads state indices with its null block, slot 0 (``NULL_BLOCK_ID`` in
-  ``vllm/v1/attention/backends/utils.py``), and its decode kernels skip every index ``<= 0``;
-  kimiops' decode kernels skip only ``-1``, so they would read and write slot 0 for padded rows.
-- Measured on the H200 against vLLM 0.33's kernels (``benchmarks/bench_vllm_kda.py``,
-  ``benchmarks/results/logs_h200_20261201f/``): kimiops' decode is 1.09-1.16x faster from 8 requests
-  on, but at 1 request 0.89-0.92x (0.98-1.01x with cold pool slots) and its speculative step 0.82x.
-
-Prefill measured the same way: 1.43-1.56x faster than vLLM's (B1 T8192 to B1 T32768, 32 heads).
+Measured on the H200 against vLLM 0.33's kernels (``benchmarks/bench_vllm_kda.py``; docs/vllm.md):
+prefill 1.43-1.56x faster (B1 T8192 to B1 T32768, 32 heads); packed decode even at 1 request
+(2.89 against 2.87 us), 1.10x at 8 and 1.13x at 64; speculative decode 1.05x at 1 request and even
+from 8 on (``logs_h200_20261201g/r4_bench_vllm.log``).
 
 Activation. vLLM calls its general plugins (entry-point group ``vllm.general_plugins``) early in
 every process it starts, before it loads a model. kimiops registers :func:`plugin` there; with the
@@ -56,20 +58,25 @@ import torch
 
 from kimiops.env import env_var
 from kimiops.integrations.engine import engine_module, serves, unsupported_keyword
+from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
 
-__all__ = ["chunk_kda_with_fused_gate", "enable", "disable", "is_enabled", "plugin", "calls", "KDA_MODULE"]
+__all__ = ["chunk_kda_with_fused_gate", "fused_recurrent_kda_packed_decode", "fused_recurrent_kda", "enable",
+           "disable", "is_enabled", "plugin", "calls", "KDA_MODULE"]
 
 KDA_MODULE = "vllm.models.kimi_k3.nvidia.ops.third_party.kda"
 PREFILL_NAME = "chunk_kda_with_fused_gate"
+PACKED_NAME = "fused_recurrent_kda_packed_decode"
+SPEC_NAME = "fused_recurrent_kda"
 ENV_SWITCH = "KIMIOPS_VLLM"
+NULL_SLOT = 0  # vLLM's NULL_BLOCK_ID: the pool slot of padded requests
 
 calls: collections.Counter = collections.Counter()
 """``(function, route)`` -> number of calls since import."""
 
 kimiops_backend: str | None = None
-"""``backend`` of the :func:`kimiops.chunk_kda` calls (``None``: automatic)."""
+"""``backend`` of the kimiops calls (``None``: automatic)."""
 
 _originals: dict[str, Any] = {}  # vLLM's functions, saved by enable()
 
@@ -100,24 +107,13 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         Unlike vLLM's, this function leaves ``v`` as it was (vLLM's writes its output into ``v``
         when ``out`` is None).
     """
-    reason = None
-    unknown = unsupported_keyword(kwargs)
-    if unknown is not None:
-        reason = f"keyword {unknown}"
-    elif not serves(q.device):
-        reason = "device"
-    elif q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS for d in (q.shape[-1], v.shape[-1])):
+    reason = _unserved(q.device, kwargs)
+    if reason is None and q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS for d in (q.shape[-1], v.shape[-1])):
         reason = f"head dims {q.shape[-1]}, {v.shape[-1]}"  # kimiops would run its torch path: vLLM's is faster
     if reason is not None:
-        original = _originals.get(PREFILL_NAME)
-        if original is None:
-            raise ValueError(f"chunk_kda_with_fused_gate: kimiops does not serve this call ({reason}) and vLLM's own "
-                             f"function is not loaded (enable() saves it)")
-        calls[(PREFILL_NAME, f"vllm:{reason}")] += 1
-        return original(
-            q, k, v, raw_g, raw_beta, A_log, g_bias, scale=scale, initial_state=initial_state,
-            output_final_state=output_final_state, lower_bound=lower_bound,
-            use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, cu_seqlens=cu_seqlens, out=out, **kwargs)
+        return _hand_off(PREFILL_NAME, reason, (q, k, v, raw_g, raw_beta, A_log, g_bias), dict(
+            scale=scale, initial_state=initial_state, output_final_state=output_final_state, lower_bound=lower_bound,
+            use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, cu_seqlens=cu_seqlens, out=out, **kwargs))
     calls[(PREFILL_NAME, "kimiops")] += 1
     o, final = chunk_kda(
         _dense(q), _dense(k), _dense(v), _dense(raw_g), raw_beta, scale, initial_state, output_final_state,
@@ -131,7 +127,129 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
     return o, final
 
 
-chunk_kda_with_fused_gate.kimiops = True
+def _unserved(device: torch.device, kwargs: dict, ignored: frozenset = frozenset()) -> str | None:
+    """Why kimiops hands a call back to vLLM (an unknown keyword with a value, a device without
+    kimiops kernels), or ``None``."""
+    unknown = unsupported_keyword(kwargs, ignored)
+    if unknown is not None:
+        return f"keyword {unknown}"
+    if not serves(device):
+        return "device"
+    return None
+
+
+def _hand_off(name: str, reason: str, args: tuple, kwargs: dict):
+    """vLLM's own ``name`` on the call, counted under ``"vllm:<reason>"``."""
+    original = _originals.get(name)
+    if original is None:
+        raise ValueError(f"{name}: kimiops does not serve this call ({reason}) and vLLM's own function is not "
+                         f"loaded (enable() saves it)")
+    calls[(name, f"vllm:{reason}")] += 1
+    return original(*args, **kwargs)
+
+
+def _check_batch_of_one(name: str, t: torch.Tensor, ndim: int) -> None:
+    if t.dim() != ndim or t.shape[0] != 1:
+        raise ValueError(f"{name}: expected {ndim} dims with a leading 1 (vLLM's [1, tokens, ...]), "
+                         f"got shape {list(t.shape)}")
+
+
+def _flat(x: torch.Tensor | None) -> torch.Tensor | None:
+    return None if x is None else x.reshape(-1)
+
+
+def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
+                                      state_indices, scale=None, out=None, **kwargs):
+    """vLLM's ``fused_recurrent_kda_packed_decode`` on :func:`kimiops.fused_recurrent_kda`: one
+    token per request, batch mode, the views of ``mixed_qkv`` read in place.
+
+    Args (as vLLM passes them; ``H, V, K`` from the pool):
+        mixed_qkv: ``[B, 2 H K + H V]``, each row q, k, v of one request's token side by side (last
+            dim contiguous); bf16/fp16/fp32.
+        raw_g: ``[1, B, H, K]`` gate logits; raw_beta: ``[1, B, H]`` beta logits.
+        A_log: ``H`` elements; dt_bias: ``H * K`` elements or None; lower_bound: None (softplus
+            gate) or in [-5, 0).
+        initial_state: the pool ``[slots, H, V, K]`` (fp32 or bf16), updated in place.
+        state_indices: int32/int64 ``[B]``; an index ``<= 0`` (vLLM's null block, or -1) is a
+            padded request: its state is neither read nor written and its output row is zero.
+        scale: None for ``K ** -0.5``; out: None or ``[1, B, H, V]`` that receives the output.
+    Returns:
+        ``(o [1, B, H, V] in mixed_qkv's dtype (``out`` when given), initial_state)``.
+    """
+    reason = _unserved(mixed_qkv.device, kwargs)
+    if reason is not None:
+        return _hand_off(PACKED_NAME, reason, (mixed_qkv, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
+                                               state_indices), dict(scale=scale, out=out, **kwargs))
+    calls[(PACKED_NAME, "kimiops")] += 1
+    if initial_state.dim() != 4:
+        raise ValueError(f"initial_state: expected a pool [slots, H, V, K], got shape {list(initial_state.shape)}")
+    H, V, K = initial_state.shape[1:]
+    if mixed_qkv.dim() != 2 or mixed_qkv.shape[1] != 2 * H * K + H * V:
+        raise ValueError(f"mixed_qkv: expected [B, 2*H*K + H*V] = [B, {2 * H * K + H * V}] (H, V, K = {H}, {V}, {K} "
+                         f"from initial_state), got shape {list(mixed_qkv.shape)}")
+    _check_batch_of_one("raw_g", raw_g, 4)
+    _check_batch_of_one("raw_beta", raw_beta, 3)
+    B = mixed_qkv.shape[0]
+    q, k, v = (x.unflatten(1, (H, d)).unsqueeze(1)
+               for x, d in zip(mixed_qkv.split([H * K, H * K, H * V], 1), (K, K, V)))  # [B, 1, H, dim] views
+    o, _ = kimiops_decode(
+        q, k, v, raw_g[0].unsqueeze(1), raw_beta[0].unsqueeze(1), scale, initial_state,
+        use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+        A_log=_flat(A_log), dt_bias=_flat(dt_bias), lower_bound=lower_bound, state_v_first=True,
+        ssm_state_indices=state_indices, pad_slot_id=NULL_SLOT, backend=kimiops_backend)
+    o = o.reshape(1, B, H, V)
+    if out is not None:
+        out.copy_(o)
+        o = out
+    return o, initial_state
+
+
+# vLLM's switch between its gate fused into the recurrent kernel and a separate gate kernel: the same
+# math, which kimiops always fuses
+_SPEC_IGNORED = frozenset({"fuse_gate"})
+
+
+def fused_recurrent_kda(q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state, cu_seqlens,
+                        ssm_state_indices, num_accepted_tokens=None, out=None, **kwargs):
+    """vLLM's ``fused_recurrent_kda`` (speculative decode) on :func:`kimiops.fused_recurrent_kda`.
+
+    Args (as vLLM passes them):
+        q, k: ``[1, T, H, K]``; v: ``[1, T, H, V]`` (views with a contiguous last dim).
+        raw_g: ``[1, T, H, K]``; raw_beta: ``[1, T, H]``; A_log, dt_bias, lower_bound: as for
+            :func:`fused_recurrent_kda_packed_decode`.
+        initial_state: the pool ``[slots, H, V, K]``, updated in place.
+        cu_seqlens: int32/int64 ``[N + 1]``; ssm_state_indices: ``[N, T_max]`` (or ``[N]``);
+            num_accepted_tokens: None or ``[N]`` in ``[1, T_max]``. Request n starts from slot
+            ``ssm_state_indices[n, num_accepted_tokens[n] - 1]`` and the state after its token t
+            goes to slot ``ssm_state_indices[n, t]``; indices ``<= 0`` are padding (a start slot:
+            the request reads and writes nothing and its output rows are zero; a token's slot:
+            that state is not kept).
+        out: None or ``[1, T, H, V]`` that receives the output. ``fuse_gate`` (vLLM's kernel
+            choice) changes nothing here.
+    Returns:
+        ``(o [1, T, H, V] in v's dtype (``out`` when given), initial_state)``; scale ``K ** -0.5``.
+    """
+    reason = _unserved(q.device, kwargs, _SPEC_IGNORED)
+    if reason is not None:
+        return _hand_off(SPEC_NAME, reason, (q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
+                                             cu_seqlens, ssm_state_indices),
+                         dict(num_accepted_tokens=num_accepted_tokens, out=out, **kwargs))
+    calls[(SPEC_NAME, "kimiops")] += 1
+    o, _ = kimiops_decode(
+        q, k, v, raw_g, raw_beta, None, initial_state, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
+        use_beta_sigmoid_in_kernel=True, A_log=_flat(A_log), dt_bias=_flat(dt_bias), lower_bound=lower_bound,
+        state_v_first=True, cu_seqlens=cu_seqlens, ssm_state_indices=ssm_state_indices,
+        num_accepted_tokens=num_accepted_tokens, pad_slot_id=NULL_SLOT, backend=kimiops_backend)
+    if out is not None:
+        out.copy_(o)
+        o = out
+    return o, initial_state
+
+
+_ADAPTERS = {PREFILL_NAME: chunk_kda_with_fused_gate, PACKED_NAME: fused_recurrent_kda_packed_decode,
+             SPEC_NAME: fused_recurrent_kda}
+for _adapter in _ADAPTERS.values():
+    _adapter.kimiops = True
 
 
 def _kda_module():
@@ -139,13 +257,14 @@ def _kda_module():
 
 
 def _patch(module) -> None:
-    current = getattr(module, PREFILL_NAME, None)
-    if current is None:
-        raise ImportError(f"{KDA_MODULE} has no {PREFILL_NAME}: this vLLM release is not supported")
-    if getattr(current, "kimiops", False):
-        return
-    _originals[PREFILL_NAME] = current
-    setattr(module, PREFILL_NAME, chunk_kda_with_fused_gate)
+    missing = [name for name in _ADAPTERS if getattr(module, name, None) is None]
+    if missing:
+        raise ImportError(f"{KDA_MODULE} has no {', '.join(missing)}: this vLLM release is not supported")
+    for name, adapter in _ADAPTERS.items():
+        current = getattr(module, name)
+        if not getattr(current, "kimiops", False):
+            _originals[name] = current
+            setattr(module, name, adapter)
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -178,22 +297,26 @@ def _remove_hook() -> None:
 
 
 def enable() -> None:
-    """Import vLLM's KDA module and make its prefill run on kimiops in this process. Idempotent."""
+    """Import vLLM's KDA module and make its prefill and decode run on kimiops in this process.
+    Idempotent."""
     _patch(_kda_module())
 
 
 def disable() -> None:
-    """Put vLLM's own prefill function back and remove :func:`plugin`'s import hook."""
+    """Put vLLM's own functions back and remove :func:`plugin`'s import hook."""
     _remove_hook()
     module = sys.modules.get(KDA_MODULE)
-    if module is not None and getattr(getattr(module, PREFILL_NAME, None), "kimiops", False):
-        setattr(module, PREFILL_NAME, _originals[PREFILL_NAME])
+    if module is None:
+        return
+    for name in _ADAPTERS:
+        if getattr(getattr(module, name, None), "kimiops", False):
+            setattr(module, name, _originals[name])
 
 
 def is_enabled() -> bool:
-    """Whether vLLM's KDA module is imported and holds kimiops' prefill (imports nothing)."""
+    """Whether vLLM's KDA module is imported and holds kimiops' three functions (imports nothing)."""
     module = sys.modules.get(KDA_MODULE)
-    return module is not None and bool(getattr(getattr(module, PREFILL_NAME, None), "kimiops", False))
+    return module is not None and all(getattr(getattr(module, name, None), "kimiops", False) for name in _ADAPTERS)
 
 
 def plugin() -> None:

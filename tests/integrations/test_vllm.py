@@ -1,11 +1,13 @@
-"""vLLM's KDA prefill on kimiops (kimiops/integrations/vllm.py).
+"""vLLM's KDA prefill and decode on kimiops (kimiops/integrations/vllm.py).
 
 vLLM itself is not installed here: a stand-in module takes the place of
-``vllm.models.kimi_k3.nvidia.ops.third_party.kda`` with a ``chunk_kda_with_fused_gate`` of vLLM 0.33's
-signature that records what kimiops hands back. Inputs come as vLLM's Kimi-Linear layer passes them:
-q, k, v as transposed views of the prefill convolution's output, raw gate and beta logits, ``A_log``
-``[H]``, initial states gathered from the pool ``[N, H, V, K]``. CPU: the torch path and the Triton
-kernels in the interpreter (fp32) against the fp64 oracle; GPU (``gpu`` marker): bf16 at 32 heads.
+``vllm.models.kimi_k3.nvidia.ops.third_party.kda`` with vLLM 0.33's three functions (their
+signatures) that record what kimiops hands back. Inputs come as vLLM's Kimi-Linear layer passes
+them: for prefill q, k, v as transposed views of the convolution's output, raw gate and beta logits,
+``A_log`` ``[H]``, initial states gathered from the pool ``[N, H, V, K]``; for decode the packed
+``mixed_qkv`` rows and the pool with vLLM's null block (slot 0) as padding. CPU: the torch path and
+the Triton kernels in the interpreter (fp32) against the fp64 oracle (prefill) or against
+``kimiops.fused_recurrent_kda`` called directly (decode); GPU (``gpu`` marker): bf16 at 32 heads.
 """
 
 from __future__ import annotations
@@ -36,12 +38,30 @@ def _fake_vllm_prefill(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=None, init
     return "vllm", None
 
 
+def _fake_vllm_packed(mixed_qkv, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state, state_indices,
+                      scale=None, out=None, **kwargs):
+    """vLLM 0.33's ``fused_recurrent_kda_packed_decode`` signature; records the call."""
+    _fake_vllm_packed.handed.append(kwargs)
+    return "vllm", None
+
+
+def _fake_vllm_spec(q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state, cu_seqlens,
+                    ssm_state_indices, num_accepted_tokens=None, out=None, fuse_gate=None, **kwargs):
+    """vLLM 0.33's ``fused_recurrent_kda`` signature; records the call."""
+    _fake_vllm_spec.handed.append(kwargs)
+    return "vllm", None
+
+
+FAKES = {vl.PREFILL_NAME: _fake_vllm_prefill, vl.PACKED_NAME: _fake_vllm_packed, vl.SPEC_NAME: _fake_vllm_spec}
+
+
 @pytest.fixture
 def stub_vllm(monkeypatch):
-    """A stand-in for vLLM's KDA module holding vLLM's function; kimiops' state reset around the test."""
+    """A stand-in for vLLM's KDA module holding vLLM's functions; kimiops' state reset around the test."""
     module = types.ModuleType(vl.KDA_MODULE)
-    module.chunk_kda_with_fused_gate = _fake_vllm_prefill
-    _fake_vllm_prefill.handed = []
+    for name, fake in FAKES.items():
+        setattr(module, name, fake)
+        fake.handed = []
     monkeypatch.setitem(sys.modules, vl.KDA_MODULE, module)
     monkeypatch.setattr(vl, "_originals", {})
     monkeypatch.setattr(vl, "calls", type(vl.calls)())
@@ -154,14 +174,142 @@ def test_gpus_without_kimiops_kernels_go_to_vllm(stub_vllm, monkeypatch):
     assert vl.calls == {(vl.PREFILL_NAME, "vllm:device"): 1}
 
 
-def test_enable_swaps_the_prefill_function_and_disable_restores_it(stub_vllm):
+def _bits(t):
+    return t.view({torch.float32: torch.int32, torch.bfloat16: torch.int16}[t.dtype])
+
+
+def _decode_inputs(B, H, K, V, slots, seed, device="cpu", dtype=torch.float32, tokens=None):
+    """A decode batch as vLLM's layer hands it over: ``mixed_qkv`` ``[T, 2 H K + H V]`` (T = B, or
+    ``tokens`` for speculative decode), raw gate ``[1, T, H, K]``, beta logits ``[1, T, H]`` sliced
+    out of a wider projection, ``A_log`` ``[H]``, ``dt_bias`` ``[H * K]``, and a pool whose slot 0
+    (vLLM's null block) is NaN."""
+    gen = torch.Generator().manual_seed(seed)
+    T = B if tokens is None else tokens
+
+    def rnd(*shape, s=1.0):
+        return (torch.randn(*shape, generator=gen) * s).to(device)
+
+    pool = rnd(slots, H, V, K, s=0.3)
+    pool[0] = float("nan")
+    return dict(mixed=rnd(T, 2 * H * K + H * V).to(dtype), raw_g=rnd(1, T, H, K).to(dtype),
+                raw_beta=rnd(T, H + 2)[:, :H].unsqueeze(0).to(dtype), A_log=rnd(H), dt_bias=rnd(H * K), pool=pool)
+
+
+def _split(x, H, K, V):
+    """q, k, v ``[1, T, H, dim]`` (contiguous copies) of ``mixed_qkv``."""
+    q, k, v = x["mixed"].split([H * K, H * K, H * V], 1)
+    return tuple(t.unflatten(1, (H, -1)).unsqueeze(0).contiguous() for t in (q, k, v))
+
+
+def _direct(x, H, K, V, indices, **kw):
+    """kimiops.fused_recurrent_kda on separate q, k, v with -1 where vLLM pads with 0, on the
+    adapter's backend: batch mode (``[B, 1, ...]``, one token per request) without ``cu_seqlens``
+    in ``kw``."""
+    import kimiops
+
+    pool = x["pool"].clone()
+    q, k, v, g, beta = (*_split(x, H, K, V), x["raw_g"], x["raw_beta"])
+    if "cu_seqlens" not in kw:
+        q, k, v, g, beta = (t.transpose(0, 1) for t in (q, k, v, g, beta))
+    o, _ = kimiops.fused_recurrent_kda(
+        q, k, v, g, beta, kw.pop("scale", None), pool, use_qk_l2norm_in_kernel=True,
+        use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=x["A_log"], dt_bias=x["dt_bias"],
+        state_v_first=True, ssm_state_indices=torch.where(indices <= 0, -1, indices), backend=vl.kimiops_backend, **kw)
+    return o, pool
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("lower_bound", [None, -5.0])
+def test_packed_decode_is_the_direct_call_with_the_null_block_as_padding(backend, lower_bound, stub_vllm,
+                                                                        monkeypatch):
+    """Four requests, one on vLLM's null block and one on -1: the bits of the direct call with -1
+    for both (zero rows, slot 0 still NaN), q, k, v read from their places in ``mixed_qkv``."""
+    monkeypatch.setattr(vl, "kimiops_backend", backend)
+    vl.enable()
+    H, K, V = 2, 16, 32
+    x = _decode_inputs(4, H, K, V, slots=7, seed=8)
+    idx = torch.tensor([3, 0, 5, -1], dtype=torch.int32)
+    pool = x["pool"].clone()
+    o, ret = stub_vllm.fused_recurrent_kda_packed_decode(x["mixed"], x["raw_g"], x["raw_beta"], x["A_log"],
+                                                         x["dt_bias"], lower_bound, pool, idx)
+    ref_o, ref_pool = _direct(x, H, K, V, idx, lower_bound=lower_bound)
+    assert ret is pool and o.shape == (1, 4, H, V)
+    assert torch.equal(_bits(o[0]), _bits(ref_o[:, 0])) and torch.equal(_bits(pool), _bits(ref_pool))
+    assert pool[0].isnan().all() and torch.equal(o[0, 1], torch.zeros(H, V))
+    assert not torch.equal(pool[3], x["pool"][3])
+    assert vl.calls == {(vl.PACKED_NAME, "kimiops"): 1} and not _fake_vllm_packed.handed
+
+
+def test_packed_decode_writes_out_with_a_given_scale(stub_vllm):
+    H, K, V = 1, 16, 16
+    x = _decode_inputs(2, H, K, V, slots=4, seed=9)
+    idx = torch.tensor([2, 1], dtype=torch.int32)
+    out = torch.full((1, 2, H, V), float("nan"))
+    pool = x["pool"].clone()
+    o, _ = vl.fused_recurrent_kda_packed_decode(x["mixed"], x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"], None,
+                                                pool, idx, scale=0.3, out=out)
+    ref_o, _ = _direct(x, H, K, V, idx, scale=0.3)
+    assert o is out and torch.equal(_bits(out[0]), _bits(ref_o[:, 0]))
+
+
+def test_packed_decode_names_a_mixed_qkv_of_the_wrong_width(stub_vllm):
+    x = _decode_inputs(2, 1, 16, 16, slots=4, seed=10)
+    with pytest.raises(ValueError, match=r"mixed_qkv: expected \[B, 2\*H\*K \+ H\*V\] = \[B, 48\]"):
+        vl.fused_recurrent_kda_packed_decode(x["mixed"][:, :40], x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"],
+                                             None, x["pool"], torch.tensor([1, 2], dtype=torch.int32))
+    with pytest.raises(ValueError, match="raw_g: expected 4 dims with a leading 1"):
+        vl.fused_recurrent_kda_packed_decode(x["mixed"], x["raw_g"][0], x["raw_beta"], x["A_log"], x["dt_bias"],
+                                             None, x["pool"], torch.tensor([1, 2], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_speculative_decode_is_the_direct_call_with_the_null_block_as_padding(backend, stub_vllm, monkeypatch):
+    """Three requests of 3, 2 and 4 draft tokens; the second starts on vLLM's null block (padding),
+    the third keeps no state for a token on it; ``fuse_gate`` changes nothing; ``out`` is written."""
+    monkeypatch.setattr(vl, "kimiops_backend", backend)
+    vl.enable()
+    H, K, V = 2, 16, 16
+    x = _decode_inputs(3, H, K, V, slots=16, seed=11, tokens=9)
+    cu = torch.tensor([0, 3, 5, 9], dtype=torch.int32)
+    idx = torch.tensor([[4, 7, 2, 9], [0, 0, 0, 0], [5, 1, 0, 8]], dtype=torch.int32)
+    acc = torch.tensor([1, 1, 2], dtype=torch.int32)
+    q, k, v = _split(x, H, K, V)
+    out = torch.full((1, 9, H, V), float("nan"))
+    pool = x["pool"].clone()
+    o, ret = stub_vllm.fused_recurrent_kda(q, k, v, x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"], None, pool,
+                                           cu, idx, num_accepted_tokens=acc, out=out, fuse_gate=False)
+    ref_o, ref_pool = _direct(x, H, K, V, idx, cu_seqlens=cu, num_accepted_tokens=acc)
+    assert o is out and ret is pool
+    assert torch.equal(_bits(o), _bits(ref_o)) and torch.equal(_bits(pool), _bits(ref_pool))
+    assert pool[0].isnan().all() and torch.equal(o[0, 3:5], torch.zeros(2, H, V))
+    assert vl.calls == {(vl.SPEC_NAME, "kimiops"): 1} and not _fake_vllm_spec.handed
+
+
+def test_decode_keywords_with_values_go_to_vllm(stub_vllm):
+    vl.enable()
+    x = _decode_inputs(1, 1, 16, 16, slots=3, seed=12)
+    idx = torch.tensor([1], dtype=torch.int32)
+    args = (x["mixed"], x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"], None, x["pool"], idx)
+    assert stub_vllm.fused_recurrent_kda_packed_decode(*args, cache_hint=1) == ("vllm", None)
+    q, k, v = _split(x, 1, 16, 16)
+    cu = torch.tensor([0, 1], dtype=torch.int32)
+    spec_args = (q, k, v, x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"], None, x["pool"], cu, idx[:, None])
+    assert stub_vllm.fused_recurrent_kda(*spec_args, cache_hint=1) == ("vllm", None)
+    assert _fake_vllm_packed.handed == [{"cache_hint": 1}] and _fake_vllm_spec.handed == [{"cache_hint": 1}]
+    assert vl.calls == {(vl.PACKED_NAME, "vllm:keyword cache_hint"): 1, (vl.SPEC_NAME, "vllm:keyword cache_hint"): 1}
+
+
+def test_enable_swaps_the_three_functions_and_disable_restores_them(stub_vllm):
     assert not vl.is_enabled()
     vl.enable()
-    vl.enable()  # idempotent: vLLM's function stays the one saved
-    assert stub_vllm.chunk_kda_with_fused_gate is vl.chunk_kda_with_fused_gate and vl.is_enabled()
-    assert vl._originals[vl.PREFILL_NAME] is _fake_vllm_prefill
+    vl.enable()  # idempotent: vLLM's functions stay the ones saved
+    assert vl.is_enabled()
+    for name, fake in FAKES.items():
+        assert getattr(stub_vllm, name) is getattr(vl, name) and vl._originals[name] is fake
     vl.disable()
-    assert stub_vllm.chunk_kda_with_fused_gate is _fake_vllm_prefill and not vl.is_enabled()
+    assert not vl.is_enabled()
+    for name, fake in FAKES.items():
+        assert getattr(stub_vllm, name) is fake
 
 
 def test_the_plugin_acts_only_when_asked(stub_vllm, monkeypatch):
@@ -183,7 +331,7 @@ def test_the_plugin_patches_the_module_when_vllm_imports_it(tmp_path, monkeypatc
     pkg.mkdir(parents=True)
     for parent in [tmp_path.joinpath(*vl.KDA_MODULE.split(".")[:i]) for i in range(1, len(vl.KDA_MODULE.split(".")))]:
         (parent / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("def chunk_kda_with_fused_gate(*args, **kwargs):\n    return 'vllm'\n")
+    (pkg / "__init__.py").write_text("".join(f"def {name}(*args, **kwargs):\n    return 'vllm'\n" for name in FAKES))
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
         monkeypatch.delitem(sys.modules, name)
@@ -221,10 +369,14 @@ def test_enable_without_vllm_says_what_is_missing(monkeypatch):
     assert not vl.is_enabled()
 
 
-def test_a_vllm_without_the_prefill_function_is_refused(monkeypatch):
-    monkeypatch.setitem(sys.modules, vl.KDA_MODULE, types.ModuleType(vl.KDA_MODULE))
-    with pytest.raises(ImportError, match="chunk_kda_with_fused_gate"):
+def test_a_vllm_without_the_three_functions_is_refused(monkeypatch):
+    module = types.ModuleType(vl.KDA_MODULE)
+    module.chunk_kda_with_fused_gate = _fake_vllm_prefill
+    monkeypatch.setitem(sys.modules, vl.KDA_MODULE, module)
+    monkeypatch.setattr(vl, "_originals", {})
+    with pytest.raises(ImportError, match="has no fused_recurrent_kda_packed_decode, fused_recurrent_kda"):
         vl.enable()
+    assert module.chunk_kda_with_fused_gate is _fake_vllm_prefill  # nothing patched
 
 
 @gpu
@@ -239,3 +391,30 @@ def test_gpu_prefill_matches_the_oracle(stub_vllm):
     assert o.dtype == torch.bfloat16 and not torch.isnan(o).any()
     assert rel_err(o[0].cpu(), o_ref) < 5e-3 and rel_err(ht.cpu(), ht_ref) < 5e-3
     assert vl.calls == {(vl.PREFILL_NAME, "kimiops"): 1}
+
+
+@gpu
+def test_gpu_packed_decode_in_a_cuda_graph(stub_vllm):
+    """bf16 at 32 heads, K = V = 128, a padded batch of 8 (three on the null block) captured in a CUDA
+    graph through the adapter, replayed with new indices and inputs: the bits of eager direct calls."""
+    vl.enable()
+    H, K, V = 32, 128, 128
+    x = _decode_inputs(8, H, K, V, slots=12, seed=13, device="cuda", dtype=torch.bfloat16)
+    idx = torch.tensor([3, 0, 5, 1, 0, 7, 0, 2], dtype=torch.int32, device="cuda")
+    live = {n: x[n].clone() for n in ("mixed", "raw_g", "raw_beta")}
+    pool = x["pool"].clone()
+    call = lambda: stub_vllm.fused_recurrent_kda_packed_decode(  # noqa: E731
+        live["mixed"], live["raw_g"], live["raw_beta"], x["A_log"], x["dt_bias"], None, pool, idx)[0]
+    call()  # compile and record outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o = call()
+    y = _decode_inputs(8, H, K, V, slots=12, seed=14, device="cuda", dtype=torch.bfloat16)
+    for n in live:
+        live[n].copy_(y[n])
+    idx.copy_(torch.tensor([0, 4, 0, 9, 6, 0, 11, 0], dtype=torch.int32))
+    pool.copy_(x["pool"])
+    graph.replay()
+    ref_o, ref_pool = _direct(dict(y, A_log=x["A_log"], dt_bias=x["dt_bias"], pool=x["pool"]), H, K, V, idx)
+    assert torch.equal(_bits(o[0]), _bits(ref_o[:, 0])) and torch.equal(_bits(pool), _bits(ref_pool))
+    assert pool[0].isnan().all()
