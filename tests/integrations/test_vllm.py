@@ -277,7 +277,7 @@ def test_speculative_decode_is_the_direct_call_with_the_null_block_as_padding(ba
     out = torch.full((1, 9, H, V), float("nan"))
     pool = x["pool"].clone()
     o, ret = stub_vllm.fused_recurrent_kda(q, k, v, x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"], None, pool,
-                                           cu, idx, num_accepted_tokens=acc, out=out, fuse_gate=False)
+                                           cu, idx, num_accepted_tokens=acc, out=out, fuse_gate=True)
     ref_o, ref_pool = _direct(x, H, K, V, idx, cu_seqlens=cu, num_accepted_tokens=acc)
     assert o is out and ret is pool
     assert torch.equal(_bits(o), _bits(ref_o)) and torch.equal(_bits(pool), _bits(ref_pool))
