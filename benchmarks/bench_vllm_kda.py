@@ -10,6 +10,8 @@ call that computes the same thing, with the same inputs, in one process:
 - ``spec``: ``fused_recurrent_kda(q, k, v, raw_g, raw_beta, ..., cu_seqlens, ssm_state_indices
   [N, 4], num_accepted_tokens)``, speculative decode with 4 tokens per request, against
   ``kimiops.fused_recurrent_kda`` with the same indices;
+- both decodes also through ``kimiops.integrations.vllm``'s adapters (the functions vLLM's module
+  holds once the integration is enabled; their bits must be the direct call's);
 - ``prefill``: ``chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, ...,
   initial_state, output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens)`` against
   ``kimiops.chunk_kda`` with the gate, the L2 norm and the sigmoid in its kernels, and against the
@@ -83,6 +85,8 @@ def best_us(fns: dict, rounds: int) -> dict:
 
 
 def decode_rows(vk, ns, rounds, gen):
+    from kimiops.integrations import vllm as vl  # noqa: PLC0415
+
     bf = torch.bfloat16
     A_log, dt_bias = gate_params(gen)
     slots = 1 + GRAPH_CALLS * SPEC * max(ns)
@@ -99,6 +103,9 @@ def decode_rows(vk, ns, rounds, gen):
 
         def vllm_packed(idx):
             return lambda: vk.fused_recurrent_kda_packed_decode(mixed, raw_g, raw_beta, A_log, dt_bias, None, pool, idx)
+
+        def adapter_packed(idx):  # the call vLLM's layer makes, with kimiops.integrations.vllm enabled
+            return lambda: vl.fused_recurrent_kda_packed_decode(mixed, raw_g, raw_beta, A_log, dt_bias, None, pool, idx)
 
         def ours_packed(idx):
             return lambda: kimiops.fused_recurrent_kda(
@@ -120,38 +127,45 @@ def decode_rows(vk, ns, rounds, gen):
             return lambda: vk.fused_recurrent_kda(sq, sk, sv, sg, sb, A_log, dt_bias, None, pool, cu, idx,
                                                   num_accepted_tokens=acc)
 
+        def adapter_spec(idx):
+            return lambda: vl.fused_recurrent_kda(sq, sk, sv, sg, sb, A_log, dt_bias, None, pool, cu, idx,
+                                                  num_accepted_tokens=acc)
+
         def ours_spec(idx):
             return lambda: kimiops.fused_recurrent_kda(
                 sq, sk, sv, sg, sb, None, pool, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
                 use_beta_sigmoid_in_kernel=True, A_log=A_log, dt_bias=dt_bias, state_v_first=True, cu_seqlens=cu,
                 ssm_state_indices=idx, num_accepted_tokens=acc)
 
-        # the same step from the same pool: outputs and every written slot
+        # the same step from the same pool: outputs and every written slot; the adapter's bits are ours
         check = {}
-        for name, (fv, fo, idx, out_view) in {
-            "packed": (vllm_packed, ours_packed, sets[0], lambda o: o.reshape(N, H, V)),
-            "spec": (vllm_spec, ours_spec, spec_sets[0], lambda o: o.reshape(T, H, V)),
+        for name, (fv, fo, fa, idx, out_view) in {
+            "packed": (vllm_packed, ours_packed, adapter_packed, sets[0], lambda o: o.reshape(N, H, V)),
+            "spec": (vllm_spec, ours_spec, adapter_spec, spec_sets[0], lambda o: o.reshape(T, H, V)),
         }.items():
             saved = pool.clone()
-            ov = out_view(fv(idx)()[0]).float()
-            sv_ = pool[idx.long().flatten()].clone()
+            outs = []
+            for f in (fv, fo, fa):
+                pool.copy_(saved)
+                outs.append((out_view(f(idx)()[0]).float(), pool[idx.long().flatten()].clone()))
             pool.copy_(saved)
-            oo = out_view(fo(idx)()[0]).float()
-            so = pool[idx.long().flatten()].clone()
-            pool.copy_(saved)
-            check[name] = {"o": rel_err(oo, ov), "states": rel_err(so, sv_)}
+            (ov, sv_), (oo, so), (oa, sa) = outs
+            check[name] = {"o": rel_err(oo, ov), "states": rel_err(so, sv_),
+                           "adapter_bits_equal_ours": bool(torch.equal(oa, oo) and torch.equal(sa, so))}
         fns = {
             "vllm_packed": [vllm_packed(sets[0])] * GRAPH_CALLS, "ours_packed": [ours_packed(sets[0])] * GRAPH_CALLS,
             "vllm_packed_cold": [vllm_packed(i) for i in sets], "ours_packed_cold": [ours_packed(i) for i in sets],
             "vllm_spec": [vllm_spec(spec_sets[0])] * GRAPH_CALLS, "ours_spec": [ours_spec(spec_sets[0])] * GRAPH_CALLS,
+            "adapter_packed": [adapter_packed(sets[0])] * GRAPH_CALLS,
+            "adapter_spec": [adapter_spec(spec_sets[0])] * GRAPH_CALLS,
         }
         t = best_us(fns, rounds)
         rows.append({"N": N, **{f"{k}_us": round(x, 3) for k, x in t.items()}, "check_ours_vs_vllm": check})
         print(f"{N:>4} | packed vllm {t['vllm_packed']:7.2f} ours {t['ours_packed']:7.2f} "
               f"({t['vllm_packed'] / t['ours_packed']:.2f}x) cold vllm {t['vllm_packed_cold']:7.2f} "
               f"ours {t['ours_packed_cold']:7.2f} ({t['vllm_packed_cold'] / t['ours_packed_cold']:.2f}x) | spec vllm "
-              f"{t['vllm_spec']:7.2f} ours {t['ours_spec']:7.2f} ({t['vllm_spec'] / t['ours_spec']:.2f}x) | "
-              f"{json.dumps(check)}", flush=True)
+              f"{t['vllm_spec']:7.2f} ours {t['ours_spec']:7.2f} ({t['vllm_spec'] / t['ours_spec']:.2f}x) | adapter "
+              f"packed {t['adapter_packed']:7.2f} spec {t['adapter_spec']:7.2f} | {json.dumps(check)}", flush=True)
     return rows
 
 
