@@ -74,6 +74,8 @@ one pool back to back break) and an L2 prefetch of it before the wait (N = 1 -0.
 slots, N = 2 and N = 64 slower). Twenty-seventh session (``logs_h200_20261201f/``, docs/decode.md):
 each speculative token's pool slot loaded a token ahead with its inputs (N = 1 8.88-8.96 vs
 7.59-7.63 us, N = 64 197.5-197.6 vs 180.9-181.1) and a one-token specialization of batch mode (even).
+Twenty-eighth session (``logs_h200_20261201g/`` run 2): the pool index loaded once instead of twice
+for in-place updates (even: N = 1 3.11-3.21 vs 3.13-3.27 us).
 
 Host side: the launcher does no device work besides allocating ``o`` (when ``out`` is None), no
 ``.item()`` and no host sync. After the first (JIT) launch of a specialization, later launches
