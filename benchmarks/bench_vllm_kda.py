@@ -22,8 +22,9 @@ Shapes as vLLM hands them over: H = 32 heads, K = V = 128, bf16 activations, fp3
 ``[slots, H, V, K]`` (slot 0 is vLLM's null block: every request gets a slot >= 1), softplus gate
 with ``A_log [H]`` and ``dt_bias [H * K]``. Decode calls: CUDA-graph medians of 20 chained calls,
 best of 3 interleaved rounds, with the same slots in every call and with 20 disjoint slot sets
-(cold). Prefill: eager medians (vLLM's prefill syncs with the host to build its chunk indices, so it
-cannot be captured) and ours also as a CUDA-graph replay. Before timing, each pair is run from the
+(cold); eager as the pace of back-to-back calls. Prefill: eager medians (vLLM's prefill syncs
+with the host to build its chunk indices, so it cannot be captured) and ours also as a CUDA-graph
+replay. Before timing, each pair is run from the
 same pool and compared (outputs and written states, relative error). vLLM's prefill writes its
 output into ``v`` (it passes ``o=v`` to its last kernel when no ``out`` is given), so it gets its own
 copy of ``v``.
@@ -51,7 +52,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kimiops  # noqa: E402
 from bench_kda_decode import GRAPH_CALLS, versions  # noqa: E402
 from kimiops.bench.results import write_result  # noqa: E402
-from kimiops.bench.timing import graph_us  # noqa: E402
+from kimiops.bench.timing import graph_us, loop_us  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
 H = 32
@@ -160,12 +161,18 @@ def decode_rows(vk, ns, rounds, gen):
             "adapter_spec": [adapter_spec(spec_sets[0])] * GRAPH_CALLS,
         }
         t = best_us(fns, rounds)
-        rows.append({"N": N, **{f"{k}_us": round(x, 3) for k, x in t.items()}, "check_ours_vs_vllm": check})
+        # eager: the pace of back-to-back calls (host-bound at small N), same slots
+        eager = {name: loop_us(calls[0], n=500, rounds=5, sync=torch.cuda.synchronize, warmup=3)
+                 for name, calls in fns.items() if not name.endswith("_cold")}
+        rows.append({"N": N, **{f"{k}_us": round(x, 3) for k, x in t.items()},
+                     **{f"{k}_eager_us": round(x, 2) for k, x in eager.items()}, "check_ours_vs_vllm": check})
         print(f"{N:>4} | packed vllm {t['vllm_packed']:7.2f} ours {t['ours_packed']:7.2f} "
               f"({t['vllm_packed'] / t['ours_packed']:.2f}x) cold vllm {t['vllm_packed_cold']:7.2f} "
               f"ours {t['ours_packed_cold']:7.2f} ({t['vllm_packed_cold'] / t['ours_packed_cold']:.2f}x) | spec vllm "
               f"{t['vllm_spec']:7.2f} ours {t['ours_spec']:7.2f} ({t['vllm_spec'] / t['ours_spec']:.2f}x) | adapter "
               f"packed {t['adapter_packed']:7.2f} spec {t['adapter_spec']:7.2f} | {json.dumps(check)}", flush=True)
+        print("       eager, us per back-to-back call: " + "  ".join(f"{k} {x:.1f}" for k, x in eager.items()),
+              flush=True)
     return rows
 
 
