@@ -12,7 +12,7 @@ import torch
 
 from kimiops.arch import GPU_FAMILIES, device_family
 
-__all__ = ["serves", "unsupported_keyword", "engine_module"]
+__all__ = ["serves", "unsupported_keyword", "engine_module", "flat"]
 
 
 def serves(device: torch.device) -> bool:
@@ -30,6 +30,13 @@ def unsupported_keyword(kwargs: dict, ignored: frozenset = frozenset()) -> str |
             continue
         return name
     return None
+
+
+def flat(x: torch.Tensor | None) -> torch.Tensor | None:
+    """``x`` as one dimension (``A_log``, ``dt_bias``: engines keep them as ``[1, 1, HV, 1]`` or
+    ``[HV * K]``); a one-dimensional tensor and ``None`` as they are (an eager call pays for every
+    view op)."""
+    return x if x is None or x.dim() == 1 else x.reshape(-1)
 
 
 def engine_module(name: str, integration: str, requirement: str) -> ModuleType:

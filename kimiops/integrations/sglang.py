@@ -58,7 +58,7 @@ import torch
 
 from kimiops.arch import device_family
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, serves, unsupported_keyword
+from kimiops.integrations.engine import engine_module, flat, serves, unsupported_keyword
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -128,7 +128,7 @@ class KDAKernelMethods:
 
     @staticmethod
     def _a_log(A_log):
-        return None if A_log is None else A_log.reshape(-1)  # SGLang keeps it as [1, 1, HV, 1]
+        return flat(A_log)  # SGLang keeps it as [1, 1, HV, 1]
 
     # -- SGLang's methods ---------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, serves, unsupported_keyword
+from kimiops.integrations.engine import engine_module, flat, serves, unsupported_keyword
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
@@ -118,7 +118,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
     o, final = chunk_kda(
         _dense(q), _dense(k), _dense(v), _dense(raw_g), raw_beta, scale, initial_state, output_final_state,
         use_qk_l2norm_in_kernel, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
-        A_log=None if A_log is None else A_log.reshape(-1), dt_bias=None if g_bias is None else g_bias.reshape(-1),
+        A_log=flat(A_log), dt_bias=flat(g_bias),
         lower_bound=lower_bound,
         state_v_first=True, cu_seqlens=cu_seqlens, backend=kimiops_backend)
     if out is not None:
@@ -154,10 +154,6 @@ def _check_batch_of_one(name: str, t: torch.Tensor, ndim: int) -> None:
                          f"got shape {list(t.shape)}")
 
 
-def _flat(x: torch.Tensor | None) -> torch.Tensor | None:
-    return None if x is None else x.reshape(-1)
-
-
 def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
                                       state_indices, scale=None, out=None, **kwargs):
     """vLLM's ``fused_recurrent_kda_packed_decode`` on :func:`kimiops.fused_recurrent_kda`: one
@@ -184,20 +180,26 @@ def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias
     if initial_state.dim() != 4:
         raise ValueError(f"initial_state: expected a pool [slots, H, V, K], got shape {list(initial_state.shape)}")
     H, V, K = initial_state.shape[1:]
-    if mixed_qkv.dim() != 2 or mixed_qkv.shape[1] != 2 * H * K + H * V:
+    if mixed_qkv.dim() != 2 or mixed_qkv.shape[1] != 2 * H * K + H * V or mixed_qkv.stride(1) != 1:
         raise ValueError(f"mixed_qkv: expected [B, 2*H*K + H*V] = [B, {2 * H * K + H * V}] (H, V, K = {H}, {V}, {K} "
-                         f"from initial_state), got shape {list(mixed_qkv.shape)}")
+                         f"from initial_state) with stride 1 along the last dimension, got shape "
+                         f"{list(mixed_qkv.shape)}, strides {mixed_qkv.stride()}")
     _check_batch_of_one("raw_g", raw_g, 4)
     _check_batch_of_one("raw_beta", raw_beta, 3)
     B = mixed_qkv.shape[0]
-    q, k, v = (x.unflatten(1, (H, d)).unsqueeze(1)
-               for x, d in zip(mixed_qkv.split([H * K, H * K, H * V], 1), (K, K, V)))  # [B, 1, H, dim] views
+    # [B, 1, heads, dim] views, one as_strided each: an eager call pays for every view op (a split
+    # and two reshapes per tensor cost 40-70 us more per call on the H200 host, run 9 of
+    # logs_h200_20261201g)
+    row, base = mixed_qkv.stride(0), mixed_qkv.storage_offset()
+    q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base)
+    k = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base + H * K)
+    v = mixed_qkv.as_strided((B, 1, H, V), (row, row, V, 1), base + 2 * H * K)
     o, _ = kimiops_decode(
-        q, k, v, raw_g[0].unsqueeze(1), raw_beta[0].unsqueeze(1), scale, initial_state,
+        q, k, v, raw_g.reshape(B, 1, H, K), raw_beta.reshape(B, 1, H), scale, initial_state,
         use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
-        A_log=_flat(A_log), dt_bias=_flat(dt_bias), lower_bound=lower_bound, state_v_first=True,
+        A_log=flat(A_log), dt_bias=flat(dt_bias), lower_bound=lower_bound, state_v_first=True,
         ssm_state_indices=state_indices, pad_slot_id=NULL_SLOT, backend=kimiops_backend)
-    o = o.reshape(1, B, H, V)
+    o = o.view(1, B, H, V)
     if out is not None:
         out.copy_(o)
         o = out
@@ -237,7 +239,7 @@ def fused_recurrent_kda(q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, i
     calls[(SPEC_NAME, "kimiops")] += 1
     o, _ = kimiops_decode(
         q, k, v, raw_g, raw_beta, None, initial_state, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
-        use_beta_sigmoid_in_kernel=True, A_log=_flat(A_log), dt_bias=_flat(dt_bias), lower_bound=lower_bound,
+        use_beta_sigmoid_in_kernel=True, A_log=flat(A_log), dt_bias=flat(dt_bias), lower_bound=lower_bound,
         state_v_first=True, cu_seqlens=cu_seqlens, ssm_state_indices=ssm_state_indices,
         num_accepted_tokens=num_accepted_tokens, pad_slot_id=NULL_SLOT, backend=kimiops_backend)
     if out is not None:
