@@ -79,6 +79,16 @@ def versions():
     return v
 
 
+# letters of a TileConfig's flags in config names: stream hints, early first-token loads, PDL wait
+# before the release (benchmarks/tools/decode_config_ab.py parses them)
+CONFIG_FLAGS = (("h", "stream_hints"), ("e", "early_inputs"), ("w", "wait_first"))
+
+
+def config_label(cfg) -> str:
+    """``"8x1hew"``: a ``TileConfig``'s BV x num_warps and the letters of its flags."""
+    return f"{cfg.block_v}x{cfg.num_warps}" + "".join(letter for letter, field in CONFIG_FLAGS if getattr(cfg, field))
+
+
 class Case:
     """Inputs of one decode step of N requests."""
 
@@ -368,9 +378,7 @@ def main():
                 row["fla_error"] = f"{type(e).__name__}: {e}"
         res["rows"].append(row)
         f = lambda key, fmt="8.2f": format(row[key], fmt) if key in row else "-".rjust(int(fmt.split(".")[0]))  # noqa: E731
-        cfg_s = "x".join(map(str, row["table_cfg"][:2])) + ("h" if row["table_cfg"][2] else "")
-        cfg_s += "/" + "x".join(map(str, row["batch_cfg"][:2])) + ("h" if row["batch_cfg"][2] else "") + (
-            "e" if row["batch_cfg"][3] else "")
+        cfg_s = "/".join(config_label(rec.config_for(N * HV, varlen)) for varlen in (True, False))
         best_s = "x".join(map(str, row.get("best_cfg", []))) or "-"
         print(f"{N:>4} {cfg_s:>14} {f('ours_graph_us')} {f('ours_graph_us_no_pdl')} {f('ours_graph_batch_us')} "
               f"{f('ours_graph_rot_us')} {f('ours_graph_batch_rot_us')} {f('ours_eager_us')} "

@@ -75,3 +75,20 @@ def test_speedup_ticks():
     assert speedup_ticks(0.5, 1.25) == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2]
     wide = speedup_ticks(0.05, 30)
     assert 1.0 in wide and len(wide) <= 9 and min(wide) >= 0.05 and max(wide) <= 30
+
+
+def test_decode_config_names_round_trip(monkeypatch):
+    """Every decode table config's name (bench_kda_decode's ``config_label``, printed in its table)
+    parses back to that config (``decode_config_ab.parse_config``, what the A/B tool takes)."""
+    tools = Path(__file__).resolve().parents[1] / "benchmarks" / "tools"
+    monkeypatch.syspath_prepend(str(tools.parent))
+    monkeypatch.syspath_prepend(str(tools))
+    import decode_config_ab
+
+    from kimiops.kda.kernels.recurrent import _CONFIGS
+
+    configs = {cfg for rows in _CONFIGS.values() for _, cfg in rows}
+    assert any(cfg.wait_first for cfg in configs) and any(cfg.early_inputs for cfg in configs)
+    for cfg in configs:
+        assert decode_config_ab.parse_config(decode_config_ab.config_name(cfg)) == cfg
+    assert decode_config_ab.config_name(decode_config_ab.parse_config("32x4hew")) == "32x4hew"

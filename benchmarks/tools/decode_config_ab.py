@@ -24,21 +24,18 @@ from kimiops.kda.kernels import recurrent as rec  # noqa: E402
 CONFIGS = ["8x1", "8x1h", "8x2", "8x2h"]
 
 
-FLAGS = (("h", "stream_hints"), ("e", "early_inputs"), ("w", "wait_first"))
-
-
 def parse_config(text: str) -> rec.TileConfig:
     """``"8x1he"`` -> ``TileConfig(8, 1, stream_hints=True, early_inputs=True)``: BV x num_warps,
     suffix ``h`` for the stream hints, ``e`` for the early first-token loads and ``w`` for the PDL
-    wait before the release (any order)."""
-    head = text.rstrip("hew")
+    wait before the release (any order; ``bench_kda_decode.CONFIG_FLAGS``)."""
+    letters = "".join(letter for letter, _ in bench.CONFIG_FLAGS)
+    head = text.rstrip(letters)
     flags = text[len(head):]
     bv, nw = head.split("x")
-    return rec.TileConfig(int(bv), int(nw), **{field: letter in flags for letter, field in FLAGS})
+    return rec.TileConfig(int(bv), int(nw), **{field: letter in flags for letter, field in bench.CONFIG_FLAGS})
 
 
-def config_name(cfg: rec.TileConfig) -> str:
-    return f"{cfg.block_v}x{cfg.num_warps}" + "".join(letter for letter, field in FLAGS if getattr(cfg, field))
+config_name = bench.config_label  # the name parse_config reads back
 
 
 def main() -> None:
