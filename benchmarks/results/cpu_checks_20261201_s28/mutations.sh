@@ -19,11 +19,12 @@ mut kimiops/kda/args.py "real = indices[indices > pad_slot_id]" "real = indices[
 mut kimiops/kda/args.py "if pad_slot_id not in PAD_SLOT_IDS:" "if False:"; run "checks: any pad_slot_id accepted"
 F=kimiops/integrations/vllm.py
 T=tests/integrations/test_vllm.py
-mut $F "zip(mixed_qkv.split([H * K, H * K, H * V], 1), (K, K, V)))" "zip(reversed(mixed_qkv.split([H * K, H * K, H * V], 1)), (K, K, V)))"; run "packed: q, k, v read in the wrong order"
+mut $F "q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base)" "q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base + H * K)"; run "packed: q read where k is"
+mut $F "base + 2 * H * K)" "base + H * K)"; run "packed: v read where k is"
 mut $F "ssm_state_indices=state_indices, pad_slot_id=NULL_SLOT" "ssm_state_indices=state_indices"; run "packed: null block not padding"
 mut $F "num_accepted_tokens=num_accepted_tokens, pad_slot_id=NULL_SLOT" "pad_slot_id=NULL_SLOT"; run "spec: num_accepted_tokens dropped"
 mut $F "num_accepted_tokens=num_accepted_tokens, pad_slot_id=NULL_SLOT" "num_accepted_tokens=num_accepted_tokens"; run "spec: null block not padding"
-mut $F "raw_g[0].unsqueeze(1), raw_beta[0].unsqueeze(1), scale" "raw_g[0].unsqueeze(1), raw_beta[0].unsqueeze(1), None"; run "packed: scale dropped"
+mut $F "raw_beta.reshape(B, 1, H), scale, initial_state" "raw_beta.reshape(B, 1, H), None, initial_state"; run "packed: scale dropped"
 mut $F '_SPEC_IGNORED = frozenset({"fuse_gate"})' '_SPEC_IGNORED = frozenset()'; run "spec: fuse_gate=True handed to vLLM"
 mut $F "lower_bound=lower_bound, state_v_first=True,
         ssm_state_indices" "lower_bound=None, state_v_first=True,
