@@ -1,0 +1,5 @@
+# run 11: bench_kda_decode.py on the session's final code (its config column now names wait_first)
+set -u
+for w in .whl/*.whl; do python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$w"; done
+export PYTHONPATH=$PWD:$PWD/benchmarks:/tmp/site PYTHONUNBUFFERED=1
+python3 benchmarks/bench_kda_decode.py --out $OUT --ns 1 2 8 64 128 --no-sweep 2>&1 | tee $OUT/r11_bench_decode.log
