@@ -12,7 +12,7 @@ import torch
 
 from kimiops.arch import GPU_FAMILIES, device_family
 
-__all__ = ["serves", "unsupported_keyword", "engine_module", "flat"]
+__all__ = ["serves", "unsupported_keyword", "unserved_reason", "engine_module", "flat"]
 
 
 def serves(device: torch.device) -> bool:
@@ -30,6 +30,16 @@ def unsupported_keyword(kwargs: dict, ignored: frozenset = frozenset()) -> str |
             continue
         return name
     return None
+
+
+def unserved_reason(device: torch.device, kwargs: dict, ignored: frozenset = frozenset()) -> str | None:
+    """Why an adapter hands a call back to the engine's own kernel: ``"device family <family>"`` for
+    a device kimiops has no kernels for, ``"keyword <name>"`` for a keyword that asks for something
+    kimiops does not do (:func:`unsupported_keyword`); ``None`` when kimiops takes the call."""
+    if not serves(device):
+        return f"device family {device_family(device)}"
+    name = unsupported_keyword(kwargs, ignored)
+    return None if name is None else f"keyword {name}"
 
 
 def flat(x: torch.Tensor | None) -> torch.Tensor | None:

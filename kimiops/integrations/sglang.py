@@ -56,9 +56,8 @@ from typing import Any
 
 import torch
 
-from kimiops.arch import device_family
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, flat, serves, unsupported_keyword
+from kimiops.integrations.engine import engine_module, flat, unserved_reason
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -108,10 +107,7 @@ class KDAKernelMethods:
 
     def _route(self, device: torch.device, kwargs: dict, ignored: frozenset = _IGNORED) -> str | None:
         """``None`` when kimiops takes the call, else the reason it goes to SGLang's kernel."""
-        if not serves(device):
-            return f"device family {device_family(device)}"
-        name = unsupported_keyword(kwargs, ignored)
-        return None if name is None else f"keyword {name}"
+        return unserved_reason(device, kwargs, ignored)
 
     def _count(self, method: str, reason: str | None) -> None:
         self.calls[(method, "kimiops" if reason is None else f"sglang:{reason}")] += 1

@@ -57,7 +57,7 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, flat, serves, unsupported_keyword
+from kimiops.integrations.engine import engine_module, flat, unserved_reason
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
@@ -107,7 +107,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         Unlike vLLM's, this function leaves ``v`` as it was (vLLM's writes its output into ``v``
         when ``out`` is None).
     """
-    reason = _unserved(q.device, kwargs)
+    reason = unserved_reason(q.device, kwargs)
     if reason is None and q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS for d in (q.shape[-1], v.shape[-1])):
         reason = f"head dims {q.shape[-1]}, {v.shape[-1]}"  # kimiops would run its torch path: vLLM's is faster
     if reason is not None:
@@ -125,17 +125,6 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         out.copy_(o)
         o = out
     return o, final
-
-
-def _unserved(device: torch.device, kwargs: dict, ignored: frozenset = frozenset()) -> str | None:
-    """Why kimiops hands a call back to vLLM (an unknown keyword with a value, a device without
-    kimiops kernels), or ``None``."""
-    unknown = unsupported_keyword(kwargs, ignored)
-    if unknown is not None:
-        return f"keyword {unknown}"
-    if not serves(device):
-        return "device"
-    return None
 
 
 def _hand_off(name: str, reason: str, args: tuple, kwargs: dict):
@@ -172,7 +161,7 @@ def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias
     Returns:
         ``(o [1, B, H, V] in mixed_qkv's dtype (``out`` when given), initial_state)``.
     """
-    reason = _unserved(mixed_qkv.device, kwargs)
+    reason = unserved_reason(mixed_qkv.device, kwargs)
     if reason is not None:
         return _hand_off(PACKED_NAME, reason, (mixed_qkv, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
                                                state_indices), dict(scale=scale, out=out, **kwargs))
@@ -231,7 +220,7 @@ def fused_recurrent_kda(q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, i
     Returns:
         ``(o [1, T, H, V] in v's dtype (``out`` when given), initial_state)``; scale ``K ** -0.5``.
     """
-    reason = _unserved(q.device, kwargs, _SPEC_IGNORED)
+    reason = unserved_reason(q.device, kwargs, _SPEC_IGNORED)
     if reason is not None:
         return _hand_off(SPEC_NAME, reason, (q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
                                              cu_seqlens, ssm_state_indices),

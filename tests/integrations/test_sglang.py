@@ -322,8 +322,7 @@ def test_gpus_without_kimiops_kernels_go_to_sglang(monkeypatch):
     assert not engine.serves(torch.device("cuda", 0))
     assert engine.serves(torch.device("cpu"))
     kern = _kernel("torch")
-    monkeypatch.setattr(sg, "serves", lambda device: False)
-    monkeypatch.setattr(sg, "device_family", lambda device: "rocm")  # named in the route
+    monkeypatch.setattr(engine, "serves", lambda device: False)  # device_family: "rocm" above, named in the route
     assert _decode_call(kern)[0] == "sglang"
     assert kern.calls == {("packed_decode", "sglang:device family rocm"): 1}
 

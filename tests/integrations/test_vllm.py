@@ -152,7 +152,7 @@ def test_head_dims_without_chunk_kernels_go_to_vllm_on_gpus(stub_vllm, monkeypat
     """On a GPU, head dims the chunk kernels are not built for would run kimiops' torch path: vLLM
     takes them (meta tensors stand in for a GPU's)."""
     vl.enable()
-    monkeypatch.setattr(vl, "serves", lambda device: True)
+    monkeypatch.setattr(engine, "serves", lambda device: True)
     x = {n: (t.to("meta") if isinstance(t, torch.Tensor) else t) for n, t in
          _inputs([4], H=1, HV=1, K=48, V=16, seed=7).items()}
     assert _call(x) == ("vllm", None)
@@ -169,9 +169,9 @@ def test_gpus_without_kimiops_kernels_go_to_vllm(stub_vllm, monkeypatch):
     assert not engine.serves(torch.device("cuda", 0))
     assert engine.serves(torch.device("cpu"))
     vl.enable()
-    monkeypatch.setattr(vl, "serves", lambda device: False)
+    monkeypatch.setattr(engine, "serves", lambda device: False)
     assert _call(_inputs([4], H=1, HV=1, K=16, V=16, seed=4)) == ("vllm", None)
-    assert vl.calls == {(vl.PREFILL_NAME, "vllm:device"): 1}
+    assert vl.calls == {(vl.PREFILL_NAME, "vllm:device family rocm"): 1}
 
 
 def _bits(t):
