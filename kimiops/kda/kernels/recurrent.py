@@ -486,7 +486,8 @@ def recurrent_kda_fwd(
             -1), compute outputs, write nothing (ht index -1).
         pad_slot_id: -1, or 0 (vLLM's null block): every pool index <= it means what -1 does
             (per-token slots of speculative verification too). 0 needs ``h0_indices`` and, with
-            ``ht``, ``ht_indices`` (without indices, sequence 0 reads and writes slot 0).
+            ``ht``, ``ht_indices`` (without indices, sequence 0 would be skipped); the public call
+            checks it (``kimiops.kda.args.check_pad_slot_id``).
         out: optional preallocated ``[B, T, HV, V]`` output in v's dtype (last dim stride 1).
         bind: optional list; when the fast launch path ran, a :class:`BoundLaunch` that repeats
             this launch for tensors of the same metadata is appended to it.
@@ -619,9 +620,6 @@ def _launch(
         st_slot, st_head = _state_strides("ht", ht, state_v_first, K, V) if has_ht else (0, 0)
     if parents is not None and not (token_steps and parents.dim() == 2 and parents.stride(1) == 1):
         raise ValueError("parents: needs token_steps and [N, T_max] indices with stride 1 along tokens")
-    if pad_slot_id != -1 and (pad_slot_id != 0 or h0_indices is None or (has_ht and ht_indices is None)):
-        raise ValueError(f"pad_slot_id: expected -1, or 0 with pool indices for every state read and written, "
-                         f"got {pad_slot_id!r}")
     inplace = has_h0 and ht is h0 and ht_indices is h0_indices
     spec = 2 if token_steps else int(h0_indices is not None and h0_indices.dim() == 2)
     if spec == 1 and not (inplace and (h0_indices.stride(1) == 1 or h0_indices.shape[1] == 1)):
