@@ -61,6 +61,7 @@ from kimiops.integrations.engine import engine_module, flat, unserved_reason
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
+from kimiops.validation import check_tensor
 
 __all__ = ["chunk_kda_with_fused_gate", "fused_recurrent_kda_packed_decode", "fused_recurrent_kda", "enable",
            "disable", "is_enabled", "plugin", "calls", "KDA_MODULE"]
@@ -137,12 +138,6 @@ def _hand_off(name: str, reason: str, args: tuple, kwargs: dict):
     return original(*args, **kwargs)
 
 
-def _check_batch_of_one(name: str, t: torch.Tensor, ndim: int) -> None:
-    if t.dim() != ndim or t.shape[0] != 1:
-        raise ValueError(f"{name}: expected {ndim} dims with a leading 1 (vLLM's [1, tokens, ...]), "
-                         f"got shape {list(t.shape)}")
-
-
 def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias, lower_bound, initial_state,
                                       state_indices, scale=None, out=None, **kwargs):
     """vLLM's ``fused_recurrent_kda_packed_decode`` on :func:`kimiops.fused_recurrent_kda`: one
@@ -173,9 +168,9 @@ def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias
         raise ValueError(f"mixed_qkv: expected [B, 2*H*K + H*V] = [B, {2 * H * K + H * V}] (H, V, K = {H}, {V}, {K} "
                          f"from initial_state) with stride 1 along the last dimension, got shape "
                          f"{list(mixed_qkv.shape)}, strides {mixed_qkv.stride()}")
-    _check_batch_of_one("raw_g", raw_g, 4)
-    _check_batch_of_one("raw_beta", raw_beta, 3)
     B = mixed_qkv.shape[0]
+    check_tensor("raw_g", raw_g, shape=(1, B, H, K))
+    check_tensor("raw_beta", raw_beta, shape=(1, B, H))
     # [B, 1, heads, dim] views, one as_strided each: an eager call pays for every view op (a split
     # and two reshapes per tensor cost 40-70 us more per call on the H200 host, run 9 of
     # logs_h200_20261201g)

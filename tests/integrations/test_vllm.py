@@ -257,7 +257,7 @@ def test_packed_decode_names_a_mixed_qkv_of_the_wrong_width(stub_vllm):
     with pytest.raises(ValueError, match=r"mixed_qkv: expected \[B, 2\*H\*K \+ H\*V\] = \[B, 48\]"):
         vl.fused_recurrent_kda_packed_decode(x["mixed"][:, :40], x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"],
                                              None, x["pool"], torch.tensor([1, 2], dtype=torch.int32))
-    with pytest.raises(ValueError, match="raw_g: expected 4 dims with a leading 1"):
+    with pytest.raises(ValueError, match=r"raw_g: expected shape \[1, 2, 1, 16\], got \[2, 1, 16\]"):
         vl.fused_recurrent_kda_packed_decode(x["mixed"], x["raw_g"][0], x["raw_beta"], x["A_log"], x["dt_bias"],
                                              None, x["pool"], torch.tensor([1, 2], dtype=torch.int32))
 
