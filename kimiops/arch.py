@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 
 from kimiops.env import env_var as read_env
-from kimiops.interpreter import interpreter_enabled
+from kimiops.interpreter import INTERPRETED_AT_IMPORT
 
 import torch
 
@@ -108,8 +108,10 @@ def resolve_backend(
     family it does not support raises ``RuntimeError`` naming the family and the backends that
     would run there.
     """
+    source = "backend"
     if requested is None:
         requested = read_env(env_var) or "auto"
+        source = f"backend (from the environment variable {env_var})"
     if not isinstance(requested, str):
         raise TypeError(f"backend: expected a str or None, got {type(requested).__name__}")
     if requested == "auto":
@@ -119,7 +121,7 @@ def resolve_backend(
         raise RuntimeError(f"{op}: no backend supports capability family {family!r}")
     if requested not in backends:
         raise ValueError(
-            f"backend: expected one of {['auto', *backends]} for {op}, got {requested!r}"
+            f"{source}: expected one of {['auto', *backends]} for {op}, got {requested!r}"
         )
     if not backends[requested].supports(family):
         usable = [name for name, b in backends.items() if b.supports(family)]
@@ -127,9 +129,10 @@ def resolve_backend(
             f"{op}: backend {requested!r} does not support capability family {family!r}; "
             f"backends that run on {family!r}: {usable}"
         )
-    if requested == "triton" and family == "cpu" and not interpreter_enabled():
+    if requested == "triton" and family == "cpu" and not INTERPRETED_AT_IMPORT:
         raise RuntimeError(
             f"{op}: backend 'triton' on CPU tensors runs the kernels in Triton's interpreter; "
-            "set TRITON_INTERPRET=1 in the environment before importing kimiops"
+            "set TRITON_INTERPRET=1 in the environment before importing kimiops (it was not set "
+            "when kimiops was imported)"
         )
     return requested

@@ -13,7 +13,14 @@ import os
 
 
 def interpreter_enabled() -> bool:
+    """Whether ``TRITON_INTERPRET=1`` is set now."""
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+#: Whether the interpreter was on when kimiops was imported. Triton decides at decoration time
+#: whether a ``@triton.jit`` function is interpreted, so the kernels run on CPU tensors only if
+#: this is true, whatever the environment says later.
+INTERPRETED_AT_IMPORT = interpreter_enabled()
 
 
 def patch_interpreter_for_numpy_2_4() -> None:

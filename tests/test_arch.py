@@ -67,8 +67,14 @@ def test_env_var_forces_backend(monkeypatch):
 
 
 def test_unknown_backend_name():
-    with pytest.raises(ValueError, match="backend"):
+    with pytest.raises(ValueError, match="^backend: .*'cutlass'"):
         resolve_backend("op", "cutlass", "sm90", BACKENDS, ("fast", "portable"))
+
+
+def test_unknown_backend_name_from_the_environment_names_the_variable(monkeypatch):
+    monkeypatch.setenv("KIMIOPS_BACKEND", "fsat")
+    with pytest.raises(ValueError, match="environment variable KIMIOPS_BACKEND.*'fsat'"):
+        resolve_backend("op", None, "sm90", BACKENDS, ("fast", "portable"))
 
 
 def test_gpu_families_are_the_documented_ones():

@@ -47,7 +47,8 @@ def _requested(backend: str | None) -> str | None:
     if not isinstance(name, str):
         raise TypeError(f"backend: expected a str or None, got {type(name).__name__}")
     if name != "auto" and name not in BACKENDS:
-        raise ValueError(f"backend: expected one of {['auto', *BACKENDS]} for linear, got {name!r}")
+        source = "backend" if backend is not None else f"backend (from the environment variable {ENV_VAR})"
+        raise ValueError(f"{source}: expected one of {['auto', *BACKENDS]} for linear, got {name!r}")
     return name
 
 
@@ -110,11 +111,11 @@ _MEMO_MAX_M = 512
 def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out_dtype: torch.dtype, name: str):
     """The kernel config to run ``x[M, K] @ weight^T`` with, or ``None`` for cuBLAS; ``name`` is a
     backend name checked by :func:`_requested`. The table / backend decision is memoized per
-    (device, name, M, N, K) for M <= ``_MEMO_MAX_M``; the capture state is read on every call."""
+    (device, name, M, N, K, dtype) for M <= ``_MEMO_MAX_M``; the capture state is read on every call."""
     device = x.device
     M, K = x.shape
     N = weight.shape[0]
-    key = (device, name, M, N, K)
+    key = (device, name, M, N, K, x.dtype)
     decision = _DECISIONS.get(key)
     if decision is None:
         family = device_family(device)
@@ -122,6 +123,11 @@ def _config(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, ou
             decision = (dispatch.auto_config(family, M, N, K), True)
         else:
             name = resolve_backend("linear", name, family, BACKENDS, ("cublas",), env_var=ENV_VAR)
+            if name == "triton" and family == "cpu" and x.dtype == torch.bfloat16:
+                raise TypeError(
+                    "x: backend 'triton' on CPU tensors runs in Triton's interpreter, which cannot compute "
+                    "bfloat16 products; expected torch.float16 there (or backend 'cublas'), got torch.bfloat16"
+                )
             decision = (dispatch.triton_config(family, M, N, K) if name == "triton" else None, False)
         if M <= _MEMO_MAX_M:
             _DECISIONS[key] = decision
@@ -202,6 +208,33 @@ def _check(x, weight, bias, out) -> tuple[int, int, int]:
     return M, N, K
 
 
+def _rows_overlap(t: torch.Tensor, lo: int, hi: int) -> bool:
+    """Whether a row of ``t`` (2-D, or 1-D as one row; stride 1 along its last dimension) has a
+    byte in ``[lo, hi)``. Rows ``r`` start at ``p + r * s``: the ones that reach into the range are
+    those with ``lo - width < p + r * s < hi``, a run of ``r`` found by division, not a loop."""
+    width = t.shape[-1] * t.element_size()
+    rows, step = (t.shape[0], t.stride(0) * t.element_size()) if t.dim() == 2 else (1, 0)
+    if rows == 0 or width == 0:
+        return False
+    p = t.data_ptr()
+    if step <= 0:  # every row at p (a row stride of 0: an expanded row)
+        return p < hi and lo < p + width
+    first = max(0, (lo - width - p) // step + 1)   # smallest r with p + r * step > lo - width
+    last = min(rows - 1, -((p - hi) // step) - 1)  # largest r with p + r * step < hi
+    return first <= last
+
+
+def _check_no_overlap(out: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+    """``out`` (contiguous ``[M, N]``) must not share a byte with x, weight or bias: every kernel
+    writes parts of ``out`` while other programs still read its inputs. Host arithmetic on the
+    pointers only (no sync)."""
+    lo = out.data_ptr()
+    hi = lo + out.numel() * out.element_size()
+    for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+        if t is not None and _rows_overlap(t, lo, hi):
+            raise ValueError(f"out: expected memory that does not overlap {name}, got an out that shares bytes with {name}")
+
+
 def _plain(t: torch.Tensor | None) -> torch.Tensor | None:
     return t.detach() if t is not None and t.requires_grad else t
 
@@ -234,25 +267,31 @@ def linear(
 
     With grad enabled and any input requiring grad, runs the autograd-aware
     ``torch.nn.functional.linear`` (the backend is then only checked by name; a given ``out``
-    is filled from that result). Under ``no_grad``/``inference_mode`` parameters that require
-    grad are never copied (cuBLAS takes them as they are, the Triton kernel and the custom ops
-    detached views). M = 0 launches nothing.
+    is filled from that result, computed in fp32 for an fp32 ``out``). Under
+    ``no_grad``/``inference_mode`` parameters that require grad are never copied (cuBLAS takes
+    them as they are, the Triton kernel and the custom ops detached views). M = 0 or N = 0
+    launches nothing. ``out`` must not overlap x, weight or bias.
 
     Raises:
         TypeError / ValueError: naming the argument, for bad types, dtypes, shapes, strides,
-            devices and backend names. RuntimeError: ``backend="triton"`` on a family it does
+            devices, backend names and an ``out`` that overlaps an input; bf16 under
+            ``backend="triton"`` on CPU tensors (Triton's interpreter cannot compute bf16
+            products). RuntimeError: ``backend="triton"`` on a family it does
             not support, or on CPU tensors without ``TRITON_INTERPRET=1``.
     """
     M, N, K = _check(x, weight, bias, out)
     name = _requested(backend)
     if _needs_autograd(x, weight, bias):
-        y = F.linear(x, weight, bias)
         if out is None:
-            return y
-        return out.copy_(y.reshape(M, N))
-    if M == 0:
+            return F.linear(x, weight, bias)
+        if out.dtype != x.dtype:  # fp32 out: the fp32 product, rounded once (into out) as on the other paths
+            x, weight, bias = x.float(), weight.float(), None if bias is None else bias.float()
+        return out.copy_(F.linear(x, weight, bias).reshape(M, N))
+    if M == 0 or N == 0:
         return out if out is not None else x.new_empty((*x.shape[:-1], N))
     x2d = x if x.dim() == 2 else x.reshape(M, K)
+    if out is not None and not torch.compiler.is_compiling():
+        _check_no_overlap(out, x2d, weight, bias)
     if torch.compiler.is_compiling():
         x2d, weight, bias = _plain(x2d), _plain(weight), _plain(bias)  # the custom ops take plain tensors
         if out is not None:

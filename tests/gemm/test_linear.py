@@ -182,11 +182,94 @@ def test_backend_selection_errors(monkeypatch):
 
 
 def test_triton_on_cpu_needs_interpreter(monkeypatch):
+    """What counts is whether the interpreter was on when kimiops was imported (Triton fixes it per
+    kernel at decoration): setting TRITON_INTERPRET=1 later must not get past the check."""
+    import kimiops.arch as arch
+
     monkeypatch.setattr(lin, "_DECISIONS", {})  # a decision made with the interpreter on is memoized
-    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    monkeypatch.setattr(arch, "INTERPRETED_AT_IMPORT", False)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
     x, w, _ = make(2, 64, 128, "cpu")
-    with pytest.raises(RuntimeError, match="TRITON_INTERPRET"):
+    with pytest.raises(RuntimeError, match="TRITON_INTERPRET=1 .* before importing kimiops"):
         linear(x, w, backend="triton")
+
+
+def test_bad_environment_backend_names_the_variable(monkeypatch):
+    x, w, _ = make(2, 64, 128, "cpu")
+    monkeypatch.setenv(lin.ENV_VAR, "tritn")
+    with pytest.raises(ValueError, match=f"environment variable {lin.ENV_VAR}.*'tritn'"):
+        linear(x, w)
+    with pytest.raises(ValueError, match="^backend: .*'tritn'"):
+        linear(x, w, backend="tritn")
+
+
+def test_bf16_in_the_interpreter_raises_instead_of_computing_garbage(monkeypatch):
+    """Triton's interpreter has no bf16 arithmetic: its dot of bf16 tiles returns nonsense, so
+    ``backend="triton"`` on CPU bf16 tensors is refused, also after an fp16 call of the same shape
+    (the decision memo is keyed by dtype)."""
+    monkeypatch.setattr(lin, "_DECISIONS", {})
+    x, w, _ = make(2, 64, 16, "cpu")
+    linear(x, w, backend="triton")
+    with pytest.raises(TypeError, match="x: .*interpreter.*bfloat16"):
+        linear(x.bfloat16(), w.bfloat16(), backend="triton")
+    assert torch.equal(linear(x.bfloat16(), w.bfloat16()), linear(x.bfloat16(), w.bfloat16(), backend="cublas"))
+
+
+def test_n_zero_launches_nothing(device, monkeypatch):
+    def no_launch(*args, **kwargs):
+        raise AssertionError("N = 0 launched a kernel")
+
+    x = torch.randn(3, 64, device=device, dtype=torch.float16)
+    w = torch.empty(0, 64, device=device, dtype=torch.float16)
+    monkeypatch.setattr(lin, "skinny_linear", no_launch)
+    monkeypatch.setattr(lin, "_cublas_linear", no_launch)
+    for backend in ("triton", "cublas", "auto"):
+        assert linear(x, w, backend=backend).shape == (3, 0)
+        assert linear(x.view(1, 3, 64), w, backend=backend).shape == (1, 3, 0)
+    out = torch.empty(3, 0, device=device)
+    assert linear(x, w, out=out, backend="triton") is out
+
+
+@pytest.mark.parametrize("backend", ["triton", "cublas", "auto"])
+def test_out_overlapping_an_input_is_refused(device, backend):
+    x, w, b = make(2, 64, 64, device)
+    with pytest.raises(ValueError, match="out: .*overlap x"):
+        linear(x, w, b, out=x, backend=backend)
+    with pytest.raises(ValueError, match="out: .*overlap weight"):
+        linear(x, w, b, out=w[:2], backend=backend)
+    fused = torch.zeros(66 * 64, device=device, dtype=torch.float16)  # weight rows, then bias
+    weight, bias = fused[:64 * 64].view(64, 64), fused[64 * 64:65 * 64]
+    with pytest.raises(ValueError, match="out: .*overlap bias"):
+        linear(x[:1], weight, bias, out=fused[64 * 64 + 32:64 * 64 + 96].view(1, 64), backend=backend)
+    buf = torch.zeros(300, device=device, dtype=torch.float16)
+    with pytest.raises(ValueError, match="out: .*overlap x"):  # one shared element: the last of x
+        linear(buf[:128].view(2, 64), w, out=buf[127:255].view(2, 64), backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["triton", "cublas"])
+def test_out_between_strided_rows_of_x_is_accepted(device, backend):
+    """x in the left halves of a buffer's rows and out in the right half of row 0 (between x's
+    rows 0 and 1) share no byte: accepted, and the result is the one of separate tensors."""
+    x, w, b = make(4, 16, 64, device)
+    buf = torch.zeros(4, 128, device=device, dtype=torch.float16)
+    buf[:, :64] = x
+    out = buf.view(-1)[64:128].view(4, 16)
+    assert linear(buf[:, :64], w, b, out=out, backend=backend) is out
+    assert torch.equal(out, linear(x, w, b, backend=backend))
+    assert torch.equal(buf[:, :64], x)
+
+
+def test_grad_enabled_fp32_out_is_rounded_once(device):
+    """With grad enabled (a Parameter weight) an fp32 out gets the fp32 product, as without grad,
+    not the 16-bit result widened."""
+    x, w, b = make(3, 40, 72, device)
+    ref = reference(x, w, b)
+    wp, bp = torch.nn.Parameter(w.clone()), torch.nn.Parameter(b.clone())
+    out = torch.empty(3, 40, device=device)
+    linear(x, wp, bp, out=out)
+    assert rel_err(out, ref) <= 1e-5
+    out.sum().backward()
+    assert wp.grad is not None and bp.grad is not None
 
 
 def _bad_calls():
