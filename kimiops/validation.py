@@ -96,7 +96,7 @@ def check_cu_seqlens(
 ) -> torch.Tensor:
     """``[N+1]`` int32/int64 on ``device``; values (start 0, non-decreasing, last == total, or
     ``<= total`` with ``allow_padding``: trailing padding rows) when readable."""
-    t = check_tensor(name, cu_seqlens, ndim=1, dtypes=INDEX_DTYPES, device=device)
+    t = check_tensor(name, cu_seqlens, ndim=1, dtypes=INDEX_DTYPES, device=device, contiguous=True)
     if t.numel() < 1:
         raise ValueError(f"{name}: expected at least one entry [N+1], got shape {list(t.shape)}")
     if reads_values(t):
@@ -115,12 +115,13 @@ def check_cu_seqlens(
 def check_indices(
     name: str, idx: object, count: int, num_slots: int, device: torch.device, allow_2d: bool = False
 ) -> torch.Tensor:
-    """``[count]`` int32/int64 slot indices on ``device`` (with ``allow_2d`` also ``[count, T_max]``,
-    stride 1 along T_max); values in ``[-1, num_slots)`` when readable."""
+    """``[count]`` int32/int64 slot indices on ``device``, contiguous (the kernels read entry ``n``
+    at offset ``n``; with ``allow_2d`` also ``[count, T_max]``, stride 1 along T_max); values in
+    ``[-1, num_slots)`` when readable."""
     if allow_2d and isinstance(idx, torch.Tensor) and idx.dim() == 2:
         t = check_tensor(name, idx, shape=(count, None), dtypes=INDEX_DTYPES, device=device, last_dim_contiguous=True)
     else:
-        t = check_tensor(name, idx, shape=(count,), dtypes=INDEX_DTYPES, device=device)
+        t = check_tensor(name, idx, shape=(count,), dtypes=INDEX_DTYPES, device=device, contiguous=True)
     if reads_values(t) and t.numel() > 0:
         v = t.detach().cpu()
         lo, hi = int(v.min()), int(v.max())

@@ -43,10 +43,17 @@ def unserved_reason(device: torch.device, kwargs: dict, ignored: frozenset = fro
 
 
 def flat(x: torch.Tensor | None) -> torch.Tensor | None:
-    """``x`` as one dimension (``A_log``, ``dt_bias``: engines keep them as ``[1, 1, HV, 1]`` or
-    ``[HV * K]``); a one-dimensional tensor and ``None`` as they are (an eager call pays for every
-    view op)."""
-    return x if x is None or x.dim() == 1 else x.reshape(-1)
+    """``x`` as one contiguous dimension (``A_log``, ``dt_bias``: engines keep them as
+    ``[1, 1, HV, 1]`` or ``[HV * K]``); a contiguous one-dimensional tensor and ``None`` as they
+    are (an eager call pays for every view op)."""
+    return x if x is None or (x.dim() == 1 and x.is_contiguous()) else x.reshape(-1).contiguous()
+
+
+def dense(x: torch.Tensor | None) -> torch.Tensor | None:
+    """``x`` contiguous (a copy only where it is not). For the small index tensors engines may
+    pass as strided views (vLLM's own decode kernels take a stride for their slot indices, e.g.
+    a column of its ``[N, T_max]`` table), which kimiops's kernels read at offset ``n``."""
+    return x if x is None or x.is_contiguous() else x.contiguous()
 
 
 def engine_module(name: str, integration: str, requirement: str) -> ModuleType:

@@ -57,7 +57,7 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, flat, unserved_reason
+from kimiops.integrations.engine import dense, engine_module, flat, unserved_reason
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import chunk_kda
@@ -182,7 +182,7 @@ def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias
         q, k, v, raw_g.reshape(B, 1, H, K), raw_beta.reshape(B, 1, H), scale, initial_state,
         use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
         A_log=flat(A_log), dt_bias=flat(dt_bias), lower_bound=lower_bound, state_v_first=True,
-        ssm_state_indices=state_indices, pad_slot_id=NULL_SLOT, backend=kimiops_backend)
+        ssm_state_indices=dense(state_indices), pad_slot_id=NULL_SLOT, backend=kimiops_backend)
     o = o.view(1, B, H, V)
     if out is not None:
         out.copy_(o)
@@ -224,8 +224,9 @@ def fused_recurrent_kda(q, k, v, raw_g, raw_beta, A_log, dt_bias, lower_bound, i
     o, _ = kimiops_decode(
         q, k, v, raw_g, raw_beta, None, initial_state, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True,
         use_beta_sigmoid_in_kernel=True, A_log=flat(A_log), dt_bias=flat(dt_bias), lower_bound=lower_bound,
-        state_v_first=True, cu_seqlens=cu_seqlens, ssm_state_indices=ssm_state_indices,
-        num_accepted_tokens=num_accepted_tokens, pad_slot_id=NULL_SLOT, backend=kimiops_backend)
+        state_v_first=True, cu_seqlens=dense(cu_seqlens),
+        ssm_state_indices=ssm_state_indices if ssm_state_indices.dim() == 2 else dense(ssm_state_indices),
+        num_accepted_tokens=dense(num_accepted_tokens), pad_slot_id=NULL_SLOT, backend=kimiops_backend)
     if out is not None:
         out.copy_(o)
         o = out

@@ -6,6 +6,8 @@ tensors always and for CUDA tensors only with ``KIMIOPS_DEBUG=1`` (see :mod:`kim
 
 from __future__ import annotations
 
+import math
+
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -123,9 +125,13 @@ def _check_kda_args(
         raise ValueError(f"v: expected a number of value heads HV that is a multiple of H={H}, got HV={HV}")
     check_tensor("g", g, shape=(B, T, HV, K), dtypes=FLOAT_DTYPES, device=device, last_dim_contiguous=True)
     check_tensor("beta", beta, shape=(B, T, HV), dtypes=FLOAT_DTYPES, device=device)
+    if K == 0 or V == 0:
+        raise ValueError(f"q, v: expected head dims K, V >= 1, got K={K}, V={V}")
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
         raise TypeError(f"scale: expected a float or None, got {type(scale).__name__}")
     scale = float(K**-0.5 if scale is None else scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"scale: expected a finite float, got {scale}")
 
     lb = check_lower_bound(lower_bound)
     if use_gate_in_kernel:
@@ -135,9 +141,9 @@ def _check_kda_args(
     else:
         gate = GATE_NONE
     if A_log is not None:
-        check_tensor("A_log", A_log, shape=(HV,), dtypes=FLOAT_DTYPES, device=device)
+        check_tensor("A_log", A_log, shape=(HV,), dtypes=FLOAT_DTYPES, device=device, contiguous=True)
     if dt_bias is not None:
-        check_tensor("dt_bias", dt_bias, dtypes=FLOAT_DTYPES, device=device)
+        check_tensor("dt_bias", dt_bias, dtypes=FLOAT_DTYPES, device=device, contiguous=True)
         if dt_bias.numel() != HV * K or dt_bias.shape not in ((HV * K,), (HV, K)):
             raise ValueError(f"dt_bias: expected shape [{HV * K}] or [{HV}, {K}], got {list(dt_bias.shape)}")
 
@@ -175,7 +181,7 @@ def _check_kda_args(
             _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, device)
     elif initial_state is not None:
         want = (N, HV, V, K) if state_v_first else (N, HV, K, V)
-        check_tensor(state_name, initial_state, shape=want, dtypes=STATE_DTYPES, device=device)
+        check_tensor(state_name, initial_state, shape=want, dtypes=STATE_DTYPES, device=device, contiguous=True)
     return KDAShapes(B, T, H, HV, K, V, N, scale, gate, lb, pool)
 
 
@@ -208,7 +214,8 @@ def _check_speculative(indices, indices_name, num_accepted, N, T, cu_seqlens, de
     (``[N]``, optional) lies in ``[1, T_max]`` (values read on CPU and in debug mode)."""
     t_max = indices.shape[1]
     if num_accepted is not None:
-        check_tensor("num_accepted_tokens", num_accepted, shape=(N,), dtypes=INDEX_DTYPES, device=device)
+        check_tensor("num_accepted_tokens", num_accepted, shape=(N,), dtypes=INDEX_DTYPES, device=device,
+                     contiguous=True)
     if not reads_values(indices):
         return
     longest = int(sequence_lengths(N, T, cu_seqlens).max()) if N else 0

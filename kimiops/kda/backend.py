@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from kimiops.kda.decode import _op as decode_op
-from kimiops.kda.dispatch import kda_backend
+from kimiops.kda.dispatch import KDA_BACKENDS, kda_backend
 from kimiops.kda.prefill import _op as prefill_op
 from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_call, serving_kind
 from kimiops.validation import check_tensor
@@ -41,11 +41,16 @@ class KDABackend:
     def __init__(self, num_heads: int, head_k_dim: int, head_v_dim: int, num_v_heads: int | None = None, *,
                  scale: float | None = None, backend: str | None = None):
         for name, val in (("num_heads", num_heads), ("head_k_dim", head_k_dim), ("head_v_dim", head_v_dim)):
-            if not isinstance(val, int) or val <= 0:
+            if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
                 raise ValueError(f"{name}: expected a positive int, got {val!r}")
         num_v_heads = num_heads if num_v_heads is None else num_v_heads
-        if not isinstance(num_v_heads, int) or num_v_heads <= 0 or num_v_heads % num_heads:
+        if isinstance(num_v_heads, bool) or not isinstance(num_v_heads, int) or num_v_heads <= 0 \
+                or num_v_heads % num_heads:
             raise ValueError(f"num_v_heads: expected a positive multiple of num_heads={num_heads}, got {num_v_heads!r}")
+        if backend is not None and not isinstance(backend, str):
+            raise TypeError(f"backend: expected a str or None, got {type(backend).__name__}")
+        if backend is not None and backend != "auto" and backend not in KDA_BACKENDS:
+            raise ValueError(f"backend: expected one of {['auto', *KDA_BACKENDS]}, got {backend!r}")
         self.num_heads, self.head_k_dim, self.head_v_dim, self.num_v_heads = num_heads, head_k_dim, head_v_dim, num_v_heads
         self.scale = scale
         self.backend = backend
@@ -56,14 +61,14 @@ class KDABackend:
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         device = torch.device(device)
         return {
-            "extend": kda_backend("chunk_kda", self.backend, device),
+            "extend": kda_backend("chunk_kda", self.backend, device, head_dims=(self.head_k_dim, self.head_v_dim)),
             "decode": kda_backend("fused_recurrent_kda", self.backend, device),
         }
 
     def __repr__(self) -> str:
         try:
             chosen = self.kernels()
-        except RuntimeError as err:  # a forced backend the device does not support
+        except (RuntimeError, ValueError) as err:  # a forced backend the device or the head dims do not support
             chosen = {"error": str(err)}
         return (f"KDABackend(H={self.num_heads}, HV={self.num_v_heads}, K={self.head_k_dim}, "
                 f"V={self.head_v_dim}, kernels={chosen})")
@@ -71,6 +76,8 @@ class KDABackend:
     def _tokens(self, q, k, v, g, beta):
         """Bring inputs to ``[1, T, ...]``; returns them and whether q came as rank 3."""
         check_tensor("q", q, ndim=(3, 4))
+        for name, t in (("k", k), ("v", v), ("g", g), ("beta", beta)):
+            check_tensor(name, t)
         squeeze = q.dim() == 3
         if squeeze:
             q, k, v = q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)

@@ -88,6 +88,8 @@ def run_kda(
                              parents=verify_parents, starts=indices)
     elif verify_parents is not None:
         raise ValueError("retrieve_parent_token: needs intermediate_states_buffer (tree drafts)")
+    if shapes.B * shapes.T == 0:
+        return _no_tokens(shapes, v, state, output_final_state, state_v_first)
     if backend == "torch":
         return kda_torch(
             q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
@@ -130,6 +132,20 @@ def run_kda(
     if shapes.pool:
         return o, (pool if output_final_state else None)
     return o, ht
+
+
+def _no_tokens(shapes, v, state, output_final_state, state_v_first):
+    """A call without a token row (B = 0 or T = 0; varlen sequences then all have length 0):
+    nothing runs. Every sequence's final state is its initial state: a pool is left as it is,
+    a dense initial state is copied to fp32, none gives zeros."""
+    o = v.new_empty((shapes.B, shapes.T, shapes.HV, shapes.V))
+    if not output_final_state:
+        return o, None
+    if shapes.pool:
+        return o, state
+    if state is not None:
+        return o, state.to(torch.float32, copy=True)
+    return o, v.new_zeros(shapes.state_shape(shapes.N, state_v_first), dtype=torch.float32)
 
 
 def register_kda_op(kind: KDAKind):

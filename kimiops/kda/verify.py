@@ -46,7 +46,7 @@ def check_verify(buffer, rows, *, N: int, state_shape: tuple, dtypes: tuple, dev
     if buffer.stride(4) != 1 or buffer.stride(3) != state_shape[2]:
         raise ValueError(f"intermediate_states_buffer: each state matrix must be contiguous, got strides "
                          f"{buffer.stride()}")
-    check_tensor("intermediate_state_indices", rows, shape=(N,), dtypes=INDEX_DTYPES, device=device)
+    check_tensor("intermediate_state_indices", rows, shape=(N,), dtypes=INDEX_DTYPES, device=device, contiguous=True)
     steps = buffer.shape[1]
     if steps < 1:
         raise ValueError(f"intermediate_states_buffer: expected at least one state row per request "

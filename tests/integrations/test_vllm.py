@@ -240,6 +240,35 @@ def test_packed_decode_is_the_direct_call_with_the_null_block_as_padding(backend
     assert vl.calls == {(vl.PACKED_NAME, "kimiops"): 1} and not _fake_vllm_packed.handed
 
 
+def test_decode_takes_strided_index_views(stub_vllm):
+    """vLLM's own decode kernels take a stride for their slot indices (a column of its
+    ``[N, T_max]`` table, say): the adapters pass such views on as contiguous copies."""
+    H, K, V = 1, 16, 16
+    x = _decode_inputs(3, H, K, V, slots=8, seed=13)
+    table = torch.tensor([[5, 1], [2, 6], [7, 3]], dtype=torch.int32)
+    runs = []
+    for idx in (table[:, 0].contiguous(), table[:, 0]):
+        pool = x["pool"].clone()
+        o, _ = vl.fused_recurrent_kda_packed_decode(x["mixed"], x["raw_g"], x["raw_beta"], x["A_log"],
+                                                    x["dt_bias"], None, pool, idx)
+        runs.append((o, pool))
+    assert torch.equal(_bits(runs[0][0]), _bits(runs[1][0])) and torch.equal(_bits(runs[0][1]), _bits(runs[1][1]))
+    untouched = [1, 3, 4, 6]
+    assert torch.equal(_bits(runs[1][1][untouched]), _bits(x["pool"][untouched]))
+    q, k, v = _split(x, H, K, V)
+    cu = torch.tensor([0, 1, 2, 3], dtype=torch.int32)
+    wide = torch.tensor([[5, 0], [2, 0], [7, 0]], dtype=torch.int32)
+    spec = []
+    for idx, acc in ((wide[:, 0].contiguous(), None), (wide[:, 0], None),
+                     (table, torch.tensor([[1, 0], [1, 0], [1, 0]], dtype=torch.int32)[:, 0])):
+        pool = x["pool"].clone()
+        o, _ = vl.fused_recurrent_kda(q, k, v, x["raw_g"], x["raw_beta"], x["A_log"], x["dt_bias"], None, pool, cu,
+                                      idx, num_accepted_tokens=acc)
+        spec.append((o, pool))
+    assert torch.equal(_bits(spec[0][0]), _bits(spec[1][0])) and torch.equal(_bits(spec[0][1]), _bits(spec[1][1]))
+    assert torch.equal(_bits(spec[2][0]), _bits(spec[0][0]))
+
+
 def test_packed_decode_writes_out_with_a_given_scale(stub_vllm):
     H, K, V = 1, 16, 16
     x = _decode_inputs(2, H, K, V, slots=4, seed=9)

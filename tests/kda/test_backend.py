@@ -183,6 +183,41 @@ def test_repr_names_kernels():
     assert "extend" in r and "decode" in r
 
 
+def test_constructor_and_repr_refuse_or_report_what_cannot_run():
+    with pytest.raises(ValueError, match="backend: expected one of"):
+        kimiops.KDABackend(H, K, V, backend="cuda")
+    with pytest.raises(TypeError, match="backend: expected a str"):
+        kimiops.KDABackend(H, K, V, backend=1)
+    with pytest.raises(ValueError, match="num_heads"):
+        kimiops.KDABackend(True, K, V)
+    # head dims without chunk kernels: forced triton is reported, auto on CPU runs torch
+    assert "head dims" in repr(kimiops.KDABackend(2, 20, 20, backend="triton"))
+    assert kimiops.KDABackend(2, 20, 20).kernels("cpu") == {"extend": "torch", "decode": "torch"}
+
+
+def test_non_tensor_inputs_name_the_argument():
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    toks = list(_raw(2, torch.Generator().manual_seed(6)))
+    toks[1] = [1.0]
+    with pytest.raises(TypeError, match="k: expected a torch.Tensor"):
+        be.decode(*toks, ssm_states=torch.zeros(2, HV, V, K), cache_indices=torch.tensor([0, 1], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_empty_batches(backend):
+    """Two requests without tokens (extend) and a decode of no request: nothing runs, the pool
+    stays as it was."""
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV, backend=backend)
+    pool = torch.randn(3, HV, V, K)
+    before = pool.clone()
+    none = (torch.zeros(0, H, K), torch.zeros(0, H, K), torch.zeros(0, HV, V), torch.zeros(0, HV, K), torch.zeros(0, HV))
+    o = be.extend(*none, ssm_states=pool, cache_indices=torch.tensor([0, 1], dtype=torch.int32),
+                  query_start_loc=torch.zeros(3, dtype=torch.int32))
+    assert o.shape == (0, HV, V)
+    o = be.decode(*none, ssm_states=pool, cache_indices=torch.zeros(0, dtype=torch.int32))
+    assert o.shape == (0, HV, V) and torch.equal(pool, before)
+
+
 @pytest.mark.gpu
 def test_cuda_graph_decode_padded_batch_replays_with_new_inputs():
     """Capture backend.decode for a padded batch of 8, replay with new indices and inputs."""

@@ -134,7 +134,16 @@ def _inputs():
         (lambda a: a.update(use_gate_in_kernel=True, A_log=torch.zeros(4), dt_bias=torch.zeros(7)), ValueError, "dt_bias"),
         (lambda a: a.update(cu_seqlens=torch.tensor([0, 3, 8])), ValueError, "batch size 1"),
         (lambda a: a.update(scale="x"), TypeError, "scale"),
+        (lambda a: a.update(scale=float("nan")), ValueError, "scale: expected a finite float"),
+        (lambda a: a.update(q=a["q"][..., :0], k=a["k"][..., :0], g=a["g"][..., :0]), ValueError, "K, V >= 1"),
         (lambda a: a.update(backend="cutlass"), ValueError, "backend"),
+        # the kernels read these small tensors at offset n: strided views are refused, not misread
+        (lambda a: a.update(initial_state=torch.zeros(1, 4, 16, 16).transpose(-1, -2)), ValueError,
+         "initial_state: expected a contiguous tensor"),
+        (lambda a: a.update(use_gate_in_kernel=True, A_log=torch.zeros(8)[::2]), ValueError,
+         "A_log: expected a contiguous tensor"),
+        (lambda a: a.update(use_gate_in_kernel=True, A_log=torch.zeros(4), dt_bias=torch.zeros(16, 4).t()), ValueError,
+         "dt_bias: expected a contiguous tensor"),
     ],
 )
 def test_bad_input_raises_clear_error(op_name, mutate, exc, match):
@@ -177,6 +186,60 @@ def test_bad_pool_indices(op_name):
         op(x.q, x.k, x.v, x.g, x.beta, initial_state=torch.zeros(3, 4, 8, 16), **{idx_name: torch.tensor([0], dtype=torch.int32)})
     with pytest.raises(ValueError, match="initial_state"):
         op(x.q, x.k, x.v, x.g, x.beta, **{idx_name: torch.tensor([0], dtype=torch.int32)})
+
+
+@pytest.mark.parametrize("op_name", OPS)
+def test_strided_indices_and_cu_seqlens_are_refused(op_name):
+    """A column of a slot table or every other entry of a longer tensor: the kernels would read
+    them as contiguous and touch slots nobody named, so they are refused with the argument's name."""
+    op, idx_name = OPS[op_name]
+    x = _inputs()
+    pool = torch.zeros(6, 4, 16, 16)
+    table = torch.tensor([[5, 1]], dtype=torch.int32)
+    table2 = torch.tensor([[5, 1], [2, 3]], dtype=torch.int32)
+    with pytest.raises(ValueError, match=f"{idx_name}: expected a contiguous tensor"):
+        cat = {n: torch.cat([t, t], 1) for n, t in dict(q=x.q, k=x.k, v=x.v, g=x.g, beta=x.beta).items()}
+        op(**cat, initial_state=pool, cu_seqlens=torch.tensor([0, 8, 16]), **{idx_name: table2[:, 0]})
+    assert table[:, 0].is_contiguous()  # a single entry is contiguous whatever its stride
+    with pytest.raises(ValueError, match="cu_seqlens: expected a contiguous tensor"):
+        op(x.q, x.k, x.v, x.g, x.beta, cu_seqlens=torch.tensor([0, 9, 8, 9])[::2])
+
+
+def test_strided_num_accepted_tokens_is_refused():
+    x = make_kda_inputs(1, 4, 2, 16, 16, HV=4)
+    pool = torch.zeros(9, 4, 16, 16)
+    idx = torch.tensor([[1, 2], [3, 4]], dtype=torch.int32)
+    acc = torch.tensor([[1, 9], [2, 9]], dtype=torch.int32)[:, 0]
+    with pytest.raises(ValueError, match="num_accepted_tokens: expected a contiguous tensor"):
+        kimiops.fused_recurrent_kda(x.q, x.k, x.v, x.g, x.beta, initial_state=pool, state_v_first=True,
+                                    cu_seqlens=torch.tensor([0, 2, 4]), ssm_state_indices=idx,
+                                    num_accepted_tokens=acc)
+
+
+@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_calls_without_tokens_return_the_initial_states(op_name, backend):
+    """B = 0 or T = 0 (an empty batch, or varlen sequences all of length 0): nothing runs; each
+    sequence's final state is its initial state (pools untouched)."""
+    op, idx_name = OPS[op_name]
+    H, HV, K, V = 2, 4, 16, 16
+    empty = dict(q=torch.zeros(1, 0, H, K), k=torch.zeros(1, 0, H, K), v=torch.zeros(1, 0, HV, V),
+                 g=torch.zeros(1, 0, HV, K), beta=torch.zeros(1, 0, HV))
+    h0 = torch.randn(2, HV, K, V)
+    o, ht = op(**empty, initial_state=h0, output_final_state=True, cu_seqlens=torch.tensor([0, 0, 0]),
+               backend=backend)
+    assert o.shape == (1, 0, HV, V) and torch.equal(ht, h0) and ht.data_ptr() != h0.data_ptr()
+    o, ht = op(**empty, output_final_state=True, cu_seqlens=torch.tensor([0, 0]), state_v_first=True, backend=backend)
+    assert torch.equal(ht, torch.zeros(1, HV, V, K))
+    batch0 = {n: torch.zeros(0, 3, *t.shape[2:]) for n, t in empty.items()}
+    o, ht = op(**batch0, output_final_state=True, backend=backend)
+    assert o.shape == (0, 3, HV, V) and ht.shape == (0, HV, K, V)
+    pool = torch.randn(3, HV, V, K)
+    before = pool.clone()
+    o, out_pool = op(**empty, initial_state=pool, state_v_first=True, output_final_state=True,
+                     cu_seqlens=torch.tensor([0, 0, 0]), **{idx_name: torch.tensor([2, 0], dtype=torch.int32)},
+                     backend=backend)
+    assert out_pool is pool and torch.equal(pool, before)
 
 
 def test_decode_pool_may_be_bf16_prefill_pool_must_be_fp32():
