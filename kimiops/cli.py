@@ -63,15 +63,44 @@ def cmd_bench(args) -> int:
     return run_bench(args.op, out=args.out, quick=args.quick)
 
 
+def _count(minimum: int):
+    """argparse type: an int >= ``minimum`` (argparse turns the error into usage and exit code 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _device(text: str) -> str:
+    """argparse type: a torch device string this machine can run on (``cpu``, ``cuda``, ``cuda:i``)."""
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected cpu, cuda or cuda:<index>, got {text!r}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"expected cpu, cuda or cuda:<index>, got {text!r}")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise argparse.ArgumentTypeError(f"{text!r}: this torch build or machine has no CUDA device")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise argparse.ArgumentTypeError(f"{text!r}: only {torch.cuda.device_count()} CUDA device(s)")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kimiops", description="KDA and BF16 linear kernels for Kimi models")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device, capability family, backend per op").set_defaults(func=cmd_info)
     demo = sub.add_parser("demo", help="run a Kimi-Linear-shaped KDA layer: prefill + decode, checked")
-    demo.add_argument("--device", help="cpu or cuda[:i] (default: cuda if available)")
-    demo.add_argument("--prompts", type=int, help="number of requests")
-    demo.add_argument("--max-prompt-len", type=int, help="longest prompt (others are random, shorter)")
-    demo.add_argument("--decode-steps", type=int, help="decode steps after prefill")
+    demo.add_argument("--device", type=_device, help="cpu or cuda[:i] (default: cuda if available)")
+    demo.add_argument("--prompts", type=_count(1), help="number of requests")
+    demo.add_argument("--max-prompt-len", type=_count(1), help="longest prompt (others are random, shorter)")
+    demo.add_argument("--decode-steps", type=_count(0), help="decode steps after prefill (0: prefill only)")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
     demo.set_defaults(func=cmd_demo)

@@ -126,7 +126,8 @@ def run_demo(cfg: DemoConfig) -> int:
 
     # warm-up on a copy of the pool so compilation stays out of the timings
     layer.extend(prompt_x, pool.clone(), slots, cu)
-    layer.decode(steps_x[0], pool.clone(), slots)
+    if cfg.decode_steps:
+        layer.decode(steps_x[0], pool.clone(), slots)
     _sync(cfg.device)
 
     t0 = time.perf_counter()
@@ -157,7 +158,8 @@ def run_demo(cfg: DemoConfig) -> int:
           f"on {cfg.device}, {cfg.dtype}, {cfg.prompts} prompts of {lengths.min()}..{lengths.max()} tokens")
     print(f"{'phase':<8} {'tokens':>8} {'time ms':>10} {'tokens/s':>12}  backend")
     for phase, tokens, secs, backend in rows:
-        print(f"{phase:<8} {tokens:>8} {secs * 1e3:>10.2f} {tokens / secs:>12.0f}  {backend}")
+        rate = f"{tokens / secs:>12.0f}" if tokens else f"{'-':>12}"
+        print(f"{phase:<8} {tokens:>8} {secs * 1e3:>10.2f} {rate}  {backend}")
     verdict = "PASS" if err <= tol else "FAIL"
     print(f"check: request {sample} ({int(lengths[sample])} prompt + {cfg.decode_steps} decode tokens) "
           f"vs fp64 reference: rel err {err:.2e} (tolerance {tol:.0e}) {verdict}")

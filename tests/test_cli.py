@@ -27,6 +27,36 @@ def test_info_names_the_linear_kernels_of_the_sm90_table(capsys, monkeypatch):
     assert "auto: triton" in line and (f"gluon in {gluon} M buckets" in line) == (gluon > 0)
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["--prompts", "0"], "--prompts: expected an integer >= 1, got 0"),
+    (["--max-prompt-len", "-3"], "--max-prompt-len: expected an integer >= 1, got -3"),
+    (["--decode-steps", "-1"], "--decode-steps: expected an integer >= 0, got -1"),
+    (["--prompts", "x"], "--prompts: expected an integer, got 'x'"),
+    (["--device", "bogus"], "--device: expected cpu, cuda or cuda:<index>, got 'bogus'"),
+    (["--device", "meta"], "--device: expected cpu, cuda or cuda:<index>, got 'meta'"),
+])
+def test_demo_arguments_are_usage_errors(argv, message, capsys):
+    """Bad demo arguments exit with argparse's usage error (code 2), not a traceback with the code
+    of a failed check (1)."""
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", *argv])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a machine without CUDA")
+def test_demo_on_cuda_without_cuda_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--device", "cuda"])
+    assert exc.value.code == 2 and "no CUDA device" in capsys.readouterr().err
+
+
+def test_demo_without_decode_steps_runs_prefill_only(capsys):
+    assert main(["demo", "--prompts", "1", "--max-prompt-len", "8", "--decode-steps", "0", "--no-progress",
+                 "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out and "+ 0 decode tokens" in out
+
+
 def test_bench_help():
     proc = subprocess.run([sys.executable, "-m", "kimiops.cli", "bench", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "prefill" in proc.stdout

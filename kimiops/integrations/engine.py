@@ -49,6 +49,12 @@ def flat(x: torch.Tensor | None) -> torch.Tensor | None:
     return x if x is None or (x.dim() == 1 and x.is_contiguous()) else x.reshape(-1).contiguous()
 
 
+def last_dim_dense(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with a contiguous last dimension (a copy only where it is not): engines' convolutions
+    may hand q, k, v over as transposed views, which kimiops's kernels do not take."""
+    return x if x.stride(-1) == 1 else x.contiguous()
+
+
 def dense(x: torch.Tensor | None) -> torch.Tensor | None:
     """``x`` contiguous (a copy only where it is not). For the small index tensors engines may
     pass as strided views (vLLM's own decode kernels take a stride for their slot indices, e.g.

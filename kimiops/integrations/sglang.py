@@ -57,7 +57,7 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import engine_module, flat, unserved_reason
+from kimiops.integrations.engine import dense, engine_module, flat, last_dim_dense, unserved_reason
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -114,13 +114,16 @@ class KDAKernelMethods:
 
     @staticmethod
     def _gate(a: torch.Tensor, T: int, HV: int, K: int) -> torch.Tensor:
-        """The raw gate as ``[1, T, HV, K]`` (SGLang passes ``[T, HV * K]`` to decode and verify);
-        a view when ``a`` is contiguous."""
-        return a.reshape(1, T, HV, K)
+        """The raw gate as ``[1, T, HV, K]`` (SGLang passes ``[T, HV * K]`` to decode and verify;
+        rows past q's T, CUDA-graph padding, are dropped); a view when ``a`` is contiguous."""
+        check_tensor("a", a)
+        return a.reshape(-1, HV * K)[:T].reshape(1, T, HV, K)
 
     @staticmethod
     def _beta(b: torch.Tensor, T: int, HV: int) -> torch.Tensor:
-        return b.reshape(1, T, HV)
+        """Beta logits as ``[1, T, HV]`` (SGLang passes ``[1, T, HV]`` or ``[T, HV]``), padding rows dropped."""
+        check_tensor("b", b)
+        return b.reshape(-1, HV)[:T].reshape(1, T, HV)
 
     @staticmethod
     def _a_log(A_log):
@@ -149,7 +152,8 @@ class KDAKernelMethods:
         if A_log is None:  # SGLang: g is then already the log decay, and lower_bound unused
             dt_bias = lower_bound = None
         be = self._backend(H, HV, K, V, None)
-        o = be.extend(q, k, v, g, beta, ssm_states=ssm_states, cache_indices=cache_indices,
+        q, k, v = last_dim_dense(q), last_dim_dense(k), last_dim_dense(v)
+        o = be.extend(q, k, v, g, beta, ssm_states=ssm_states, cache_indices=dense(cache_indices),
                       query_start_loc=query_start_loc, A_log=self._a_log(A_log), dt_bias=dt_bias,
                       lower_bound=lower_bound, track_state=track_state, track_chunk_idx=track_chunk_idx,
                       beta_is_logits=bool(beta_is_raw))
@@ -167,8 +171,9 @@ class KDAKernelMethods:
         T, H, K = q.shape[-3:]
         HV, V = v.shape[-2:]
         be = self._backend(H, HV, K, V, None)
+        q, k, v = last_dim_dense(q), last_dim_dense(k), last_dim_dense(v)
         return be.decode(q, k, v, self._gate(a, T, HV, K), self._beta(b, T, HV), ssm_states=ssm_states,
-                         cache_indices=cache_indices, query_start_loc=query_start_loc, A_log=self._a_log(A_log),
+                         cache_indices=dense(cache_indices), query_start_loc=query_start_loc, A_log=self._a_log(A_log),
                          dt_bias=dt_bias, lower_bound=lower_bound)
 
     def packed_decode(self, mixed_qkv, a, b, *, A_log, dt_bias, scale, ssm_states, cache_indices, num_v_heads,
@@ -200,7 +205,7 @@ class KDAKernelMethods:
         o, _ = fused_recurrent_kda(
             q, k, v, a.reshape(B, 1, HV, K), b.reshape(B, 1, HV), scale, ssm_states, use_qk_l2norm_in_kernel=True,
             use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=self._a_log(A_log), dt_bias=dt_bias,
-            lower_bound=lower_bound, state_v_first=True, ssm_state_indices=cache_indices,
+            lower_bound=lower_bound, state_v_first=True, ssm_state_indices=dense(cache_indices),
             backend=self.kimiops_backend)
         return o.view(1, B, HV, V)
 
@@ -224,11 +229,12 @@ class KDAKernelMethods:
         N = query_start_loc.shape[0] - 1  # SGLang's per-request tables may be longer than the batch
         parents = None if retrieve_parent_token is None else retrieve_parent_token[:N]
         be = self._backend(H, HV, K, V, None)
+        q, k, v = last_dim_dense(q), last_dim_dense(k), last_dim_dense(v)
         return be.target_verify(
             q, k, v, self._gate(a, T, HV, K), self._beta(b, T, HV), ssm_states=ssm_states,
-            cache_indices=cache_indices[:N], query_start_loc=query_start_loc,
+            cache_indices=dense(cache_indices[:N]), query_start_loc=query_start_loc,
             intermediate_states_buffer=intermediate_states_buffer,
-            intermediate_state_indices=intermediate_state_indices[:N], cache_steps=cache_steps,
+            intermediate_state_indices=dense(intermediate_state_indices[:N]), cache_steps=cache_steps,
             A_log=self._a_log(A_log), dt_bias=dt_bias, lower_bound=lower_bound, retrieve_parent_token=parents)
 
 

@@ -57,10 +57,11 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import dense, engine_module, flat, unserved_reason
+from kimiops.integrations.engine import dense, engine_module, flat, last_dim_dense, unserved_reason
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
-from kimiops.kda.prefill import chunk_kda
+from kimiops.kda.prefill import _op as prefill_op
+from kimiops.kda.runner import PREFILL, call_kda, eager_call
 from kimiops.validation import check_tensor
 
 __all__ = ["chunk_kda_with_fused_gate", "fused_recurrent_kda_packed_decode", "fused_recurrent_kda", "enable",
@@ -82,12 +83,6 @@ kimiops_backend: str | None = None
 _originals: dict[str, Any] = {}  # vLLM's functions, saved by enable()
 
 
-def _dense(x: torch.Tensor) -> torch.Tensor:
-    """``x`` with a contiguous last dimension (vLLM's prefill convolution returns transposed views,
-    which vLLM's own prefill copies too)."""
-    return x if x.stride(-1) == 1 else x.contiguous()
-
-
 def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=None, initial_state=None,
                               output_final_state=False, lower_bound=None, use_qk_l2norm_in_kernel=False,
                               cu_seqlens=None, out=None, **kwargs):
@@ -101,7 +96,8 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         scale: None for ``K ** -0.5``.
         initial_state: None or ``[N, HV, V, K]`` fp32; output_final_state: return the final states.
         use_qk_l2norm_in_kernel: L2-normalize q and k.
-        cu_seqlens: int32/int64 ``[N + 1]`` (T may exceed ``cu_seqlens[-1]``).
+        cu_seqlens: int32/int64 ``[N + 1]`` (T may exceed ``cu_seqlens[-1]``: padding rows, whose
+            output rows are unspecified).
         out: None, or ``[1, T, HV, V]`` that receives the output (a copy: kimiops writes its own).
     Returns:
         ``(o [1, T, HV, V] in v's dtype (``out`` when given), final states [N, HV, V, K] fp32 or None)``.
@@ -116,12 +112,17 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
             scale=scale, initial_state=initial_state, output_final_state=output_final_state, lower_bound=lower_bound,
             use_qk_l2norm_in_kernel=use_qk_l2norm_in_kernel, cu_seqlens=cu_seqlens, out=out, **kwargs))
     calls[(PREFILL_NAME, "kimiops")] += 1
-    o, final = chunk_kda(
-        _dense(q), _dense(k), _dense(v), _dense(raw_g), raw_beta, scale, initial_state, output_final_state,
-        use_qk_l2norm_in_kernel, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
-        A_log=flat(A_log), dt_bias=flat(g_bias),
-        lower_bound=lower_bound,
-        state_v_first=True, cu_seqlens=cu_seqlens, backend=kimiops_backend)
+    if out is not None:
+        check_tensor("out", out, shape=tuple(v.shape), device=v.device)
+    # vLLM's prefill convolution returns transposed views (vLLM's own prefill copies them too); with
+    # cu_seqlens the token rows may run past cu_seqlens[-1] (padding), as KDABackend.extend allows
+    args = (last_dim_dense(q), last_dim_dense(k), last_dim_dense(v), last_dim_dense(raw_g), raw_beta, scale,
+            initial_state, output_final_state, use_qk_l2norm_in_kernel, True, True, flat(A_log), flat(g_bias),
+            lower_bound, True, dense(cu_seqlens), None, kimiops_backend)
+    padded = cu_seqlens is not None
+    res, key = eager_call(PREFILL, *args, allow_padded_tokens=padded)
+    o, final = res if res is not None else call_kda(PREFILL, prefill_op, *args, allow_padded_tokens=padded,
+                                                    eager_key=key)
     if out is not None:
         out.copy_(o)
         o = out

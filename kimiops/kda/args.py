@@ -60,8 +60,10 @@ _validated: OrderedDict = OrderedDict()
 def _meta(t):
     if isinstance(t, torch.Tensor):
         return (t.shape, t.stride(), t.dtype, t.device)
-    if t is None or isinstance(t, (bool, int, float, str, tuple)):
-        return t
+    if t is None:
+        return None
+    if isinstance(t, (bool, int, float, str, tuple)):
+        return (t.__class__, t)  # True == 1 and hashes alike: the type keeps them apart
     return ("object", type(t))  # never valid for a KDA argument: the full check raises, nothing is cached
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from kimiops.kda.args import check_pad_slot_id
-from kimiops.kda.fla_options import check_inplace_final_state, check_neg_eigval
+from kimiops.kda.fla_options import check_inplace_final_state, check_neg_eigval, resolve_state_layout
 from kimiops.kda.runner import DECODE, call_kda, eager_call, register_kda_op
 
 _op = register_kda_op(DECODE)
@@ -34,6 +34,7 @@ def fused_recurrent_kda(
     inplace_final_state: bool | None = None,
     allow_neg_eigval: bool = False,
     pad_slot_id: int = -1,
+    transpose_state_layout: bool | None = None,
     backend: str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Recurrent KDA over a few tokens per sequence; same conventions as :func:`kimiops.chunk_kda`.
@@ -55,11 +56,14 @@ def fused_recurrent_kda(
 
     FLA / vLLM keywords (``kimiops.kda.fla_options``): ``allow_neg_eigval`` (beta =
     2 sigmoid(logits); needs ``use_beta_sigmoid_in_kernel``); ``inplace_final_state`` (``True``
-    needs ``ssm_state_indices``; ``False`` with them is not supported).
+    needs ``ssm_state_indices``; ``False`` with them is not supported); ``transpose_state_layout``
+    (FLA's deprecated name of ``state_v_first``).
 
     Returns:
         ``o [B, T, HV, V]`` in v's dtype and the final state (pool mode: the pool) or ``None``.
     """
+    if transpose_state_layout is not None:  # FLA's deprecated name of state_v_first
+        state_v_first = resolve_state_layout(state_v_first, transpose_state_layout)
     if allow_neg_eigval is not False or inplace_final_state is not None or pad_slot_id != -1:  # off the common path
         check_neg_eigval(allow_neg_eigval, use_beta_sigmoid_in_kernel)
         check_inplace_final_state(inplace_final_state, ssm_state_indices)

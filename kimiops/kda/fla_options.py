@@ -13,7 +13,10 @@ What each one does here:
 - ``cu_seqlens_cpu`` (prefill): a host copy of ``cu_seqlens``. Nothing here needs one (metadata
   is built on the device); it is checked against ``cu_seqlens`` with ``KIMIOPS_DEBUG=1``.
 - ``use_graph`` / ``max_num_seqs`` (prefill): FLA's CUDA-graph mode. Every call here is graph-safe
-  at fixed shapes already; ``max_num_seqs``, when given, must be at least the sequence count.
+  at fixed shapes already; as in FLA, with ``use_graph`` and ``cu_seqlens`` a given ``max_num_seqs``
+  must equal the sequence count (``cu_seqlens`` padded with empty tail sequences).
+- ``transpose_state_layout`` (both ops): FLA's deprecated name of ``state_v_first``; as in FLA it
+  warns (``DeprecationWarning``), and passing both is an error.
 - ``disable_recompute`` (prefill): a training knob of FLA's backward; kimiops runs the forward
   pass only, so it changes nothing.
 - ``return_intermediate_states`` / ``cp_context`` (prefill): not supported (``NotImplementedError``).
@@ -28,6 +31,8 @@ What each one does here:
 """
 
 from __future__ import annotations
+
+import warnings
 
 import torch
 
@@ -81,9 +86,20 @@ def check_prefill_options(*, allow_neg_eigval, use_beta_sigmoid_in_kernel, safe_
     if max_num_seqs is not None:
         if isinstance(max_num_seqs, bool) or not isinstance(max_num_seqs, int):
             raise TypeError(f"max_num_seqs: expected an int or None, got {type(max_num_seqs).__name__}")
-        if isinstance(cu_seqlens, torch.Tensor) and max_num_seqs < cu_seqlens.shape[0] - 1:
-            raise ValueError(f"max_num_seqs: expected at least the number of sequences "
-                             f"({cu_seqlens.shape[0] - 1}), got {max_num_seqs}")
+        if use_graph and isinstance(cu_seqlens, torch.Tensor) and max_num_seqs != cu_seqlens.shape[0] - 1:
+            raise ValueError(f"max_num_seqs: with use_graph=True, expected the number of sequences of cu_seqlens "
+                             f"({cu_seqlens.shape[0] - 1}; pad it with empty tail sequences), got {max_num_seqs}")
+
+
+def resolve_state_layout(state_v_first: bool, transpose_state_layout: object) -> bool:
+    """``state_v_first`` given FLA's deprecated alias ``transpose_state_layout`` (None: not passed)."""
+    if transpose_state_layout is None:
+        return state_v_first
+    if state_v_first:
+        raise ValueError("transpose_state_layout: the deprecated name of state_v_first; pass one of them, got both")
+    warnings.warn("transpose_state_layout is deprecated (as in flash-linear-attention); pass state_v_first",
+                  DeprecationWarning, stacklevel=3)
+    return _flag("transpose_state_layout", transpose_state_layout)
 
 
 def check_inplace_final_state(inplace_final_state: object, ssm_state_indices) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kimiops.kda.fla_options import check_prefill_options
+from kimiops.kda.fla_options import check_prefill_options, resolve_state_layout
 from kimiops.kda.runner import PREFILL, call_kda, eager_call, register_kda_op
 
 _op = register_kda_op(PREFILL)
@@ -40,6 +40,7 @@ def chunk_kda(
     disable_recompute: bool = False,
     return_intermediate_states: bool = False,
     cp_context: object = None,
+    transpose_state_layout: bool | None = None,
     backend: str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Chunked KDA prefill (DESIGN.md section 1), FLA-compatible.
@@ -71,14 +72,17 @@ def chunk_kda(
             touched. Values are checked on CPU and with ``KIMIOPS_DEBUG=1``; unchecked indices past
             a sequence's end write nothing. Such calls skip the eager shortcut.
         allow_neg_eigval, safe_gate, chunk_size, cu_seqlens_cpu, use_graph, max_num_seqs,
-            disable_recompute, return_intermediate_states, cp_context: flash-linear-attention's
-            keywords, accepted so its calls run unchanged; only ``allow_neg_eigval`` (beta =
-            2 sigmoid(logits), needs ``use_beta_sigmoid_in_kernel``) changes the result. What each
-            does here: ``kimiops.kda.fla_options``.
+            disable_recompute, return_intermediate_states, cp_context, transpose_state_layout:
+            flash-linear-attention's keywords, accepted so its calls run unchanged; only
+            ``allow_neg_eigval`` (beta = 2 sigmoid(logits), needs ``use_beta_sigmoid_in_kernel``)
+            and ``transpose_state_layout`` (the deprecated name of ``state_v_first``) change the
+            result. What each does here: ``kimiops.kda.fla_options``.
         backend: ``None``/``"auto"``, ``"triton"`` or ``"torch"`` (env ``KIMIOPS_BACKEND``).
     Returns:
         ``o [B, T, HV, V]`` in v's dtype and the final state (or ``None``).
     """
+    if transpose_state_layout is not None:  # FLA's deprecated name of state_v_first
+        state_v_first = resolve_state_layout(state_v_first, transpose_state_layout)
     if (allow_neg_eigval is not False or safe_gate is not False or chunk_size is not None or cu_seqlens_cpu is not None
             or use_graph is not False or max_num_seqs is not None or disable_recompute is not False
             or return_intermediate_states is not False or cp_context is not None):  # off the common path

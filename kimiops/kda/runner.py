@@ -89,7 +89,8 @@ def run_kda(
     elif verify_parents is not None:
         raise ValueError("retrieve_parent_token: needs intermediate_states_buffer (tree drafts)")
     if shapes.B * shapes.T == 0:
-        return _no_tokens(shapes, v, state, output_final_state, state_v_first)
+        return _no_tokens(shapes, v, state, indices, output_final_state, state_v_first, track_state,
+                          track_chunk_idx)
     if backend == "torch":
         return kda_torch(
             q, k, v, g, beta, shapes, chunked=kind.chunked, initial_state=state, indices=indices,
@@ -134,11 +135,22 @@ def run_kda(
     return o, ht
 
 
-def _no_tokens(shapes, v, state, output_final_state, state_v_first):
+def _no_tokens(shapes, v, state, indices, output_final_state, state_v_first, track_state, track_chunk_idx):
     """A call without a token row (B = 0 or T = 0; varlen sequences then all have length 0):
-    nothing runs. Every sequence's final state is its initial state: a pool is left as it is,
-    a dense initial state is copied to fp32, none gives zeros."""
+    no kernel runs. Every sequence's final state is its initial state: a pool is left as it is,
+    a dense initial state is copied to fp32, none gives zeros. Snapshots at chunk 0 (the initial
+    state) are written, on the device (no sync); later ones lie past the sequence's end: none."""
     o = v.new_empty((shapes.B, shapes.T, shapes.HV, shapes.V))
+    if track_state is not None and shapes.N:
+        if shapes.pool:
+            start = indices.to(torch.int64)
+            init = torch.where((start >= 0)[:, None, None, None], state[start.clamp(min=0)], 0.0)  # -1: zeros
+        elif state is not None:
+            init = state
+        else:
+            init = torch.zeros_like(track_state)
+        at_start = (track_chunk_idx == 0)[:, None, None, None]
+        track_state.copy_(torch.where(at_start, init.to(track_state.dtype), track_state))
     if not output_final_state:
         return o, None
     if shapes.pool:
@@ -177,7 +189,7 @@ def register_kda_op(kind: KDAKind):
           output_final_state, use_qk_l2norm, use_gate, use_beta_sigmoid, state_v_first, backend, allow_padded_tokens,
           allow_neg_eigval, num_accepted, track_state, track_chunk_idx, verify_buffer, verify_rows, verify_parents,
           pad_slot_id):
-        o = torch.empty_like(v)
+        o = v.new_empty(v.shape)  # contiguous, as every implementation returns it (not v's strides)
         if not output_final_state or pool is not None:
             return o, v.new_empty(0, dtype=torch.float32)
         N = v.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
@@ -256,7 +268,8 @@ def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm,
     """The scalar part of a call's signature (see ``_eager``); raises ``AttributeError`` for
     a non-tensor ``initial_state`` (the full path then raises its clear error)."""
     return (
-        kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, lower_bound, output_final_state, use_qk_l2norm,
+        kind.name, backend, env_var("KIMIOPS_BACKEND"), scale, type(scale), lower_bound, type(lower_bound),
+        output_final_state, use_qk_l2norm,
         use_gate, use_beta_sigmoid, state_v_first, allow_padded_tokens, allow_neg_eigval, pad_slot_id,
         None if initial_state is None else initial_state.data_ptr() % 16 == 0,
         indices is None, cu_seqlens is None, A_log is None, dt_bias is None, num_accepted is None,

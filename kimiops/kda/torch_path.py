@@ -113,7 +113,7 @@ def kda_torch(
         ht = initial_state if output_final_state else None
     elif ht is not None:
         ht = ht.to(torch.float32)
-    return o.to(v.dtype), ht
+    return o.to(v.dtype).contiguous(), ht  # contiguous, as the kernels' o
 
 
 def _snapshot_tokens(track_chunk_idx, shapes: KDAShapes, cu_seqlens) -> list[int]:

@@ -157,6 +157,29 @@ def test_decode_matches_the_oracle(backend):
     assert torch.equal(pool[[1, 3]], x["pool"][[1, 3]])
 
 
+def test_decode_takes_padded_gates_transposed_views_and_strided_indices():
+    """Gate and beta rows past q's (CUDA-graph padding), q, k, v whose last dimension is strided
+    (a transposed convolution output) and a strided index view: the result of the plain call."""
+    H, HV, K, V, B = 1, 2, 16, 16, 3
+    x = _inputs(B, H, HV, K, V, slots=4, seed=3)
+    idx = torch.tensor([2, 0, -1], dtype=torch.int32)
+    cu = torch.arange(B + 1, dtype=torch.int32)
+    q, k, v = _split(x, H, HV, K, V)
+    kern = _kernel("torch")
+    plain = x["pool"].clone()
+    want = kern.decode(q, k, v, x["a"], x["b"], A_log=x["A_log"], dt_bias=x["dt_bias"], ssm_states=plain,
+                       cache_indices=idx, query_start_loc=cu)
+    a_pad = torch.cat([x["a"], torch.full((2, HV * K), float("nan"))])
+    b_pad = torch.cat([x["b"], torch.full((1, 2, HV), float("nan"))], 1)
+    q_t, k_t, v_t = (t.transpose(1, 3).contiguous().transpose(1, 3) for t in (q, k, v))  # [dim, T] storage
+    assert q_t.stride(-1) != 1
+    table = torch.stack([idx, torch.zeros_like(idx)], 1)
+    pool = x["pool"].clone()
+    got = kern.decode(q_t, k_t, v_t, a_pad, b_pad, A_log=x["A_log"], dt_bias=x["dt_bias"], ssm_states=pool,
+                      cache_indices=table[:, 0], query_start_loc=cu)
+    assert torch.equal(got, want) and torch.equal(pool, plain)
+
+
 @pytest.mark.parametrize("backend", ["torch", "triton"])
 @pytest.mark.parametrize("beta_is_raw", [True, False])
 def test_extend_matches_the_oracle(backend, beta_is_raw):

@@ -126,6 +126,20 @@ def test_prefill_matches_the_oracle(backend, lower_bound, stub_vllm, monkeypatch
     assert vl.calls == {(vl.PREFILL_NAME, "kimiops"): 1} and not _fake_vllm_prefill.handed
 
 
+def test_prefill_takes_padding_rows_and_checks_out_first(stub_vllm):
+    """Token rows past ``cu_seqlens[-1]`` (padding, as the docstring allows) give the outputs and
+    states of the call without them; an ``out`` of the wrong shape is refused before anything runs."""
+    x = _inputs([7, 0, 5], H=1, HV=2, K=16, V=16, seed=21)
+    want_o, want_s = _call(x)
+    padded = dict(x)
+    for n in ("q", "k", "v", "raw_g", "raw_beta"):
+        padded[n] = torch.cat([x[n], torch.zeros(1, 3, *x[n].shape[2:])], 1)
+    got_o, got_s = _call(padded)
+    assert got_o.shape[1] == 15 and torch.equal(got_o[:, :12], want_o) and torch.equal(got_s, want_s)
+    with pytest.raises(ValueError, match="out: expected shape"):
+        _call(x, out=torch.empty(1, 11, 2, 16))
+
+
 def test_prefill_writes_out_and_takes_the_old_a_log_shape(stub_vllm):
     """``out`` receives the output and is returned; ``A_log`` ``[1, 1, HV, 1]`` and a given scale."""
     x = _inputs([9, 14], H=2, HV=2, K=16, V=16, seed=2)

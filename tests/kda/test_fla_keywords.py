@@ -236,7 +236,11 @@ def test_prefill_keywords_that_change_nothing_keep_the_bits(device):
     ({"chunk_size": 16}, ValueError, "chunk_size"),
     ({"cu_seqlens_cpu": torch.tensor([0, 9])}, ValueError, "without cu_seqlens"),
     ({"cu_seqlens": torch.tensor([0, 4, 9]), "cu_seqlens_cpu": torch.tensor([0, 5, 9])}, ValueError, "values"),
-    ({"cu_seqlens": torch.tensor([0, 4, 9]), "max_num_seqs": 1}, ValueError, "max_num_seqs"),
+    ({"cu_seqlens": torch.tensor([0, 4, 9]), "use_graph": True, "max_num_seqs": 1}, ValueError, "max_num_seqs"),
+    ({"cu_seqlens": torch.tensor([0, 4, 9]), "use_graph": True, "max_num_seqs": 3}, ValueError, "pad it"),
+    ({"max_num_seqs": 1.5}, TypeError, "max_num_seqs"),
+    ({"state_v_first": True, "transpose_state_layout": True}, ValueError, "transpose_state_layout"),
+    ({"transpose_state_layout": "yes"}, TypeError, "transpose_state_layout"),
     ({"use_graph": "yes"}, TypeError, "use_graph"),
 ])
 def test_prefill_keywords_refused_clearly(kwargs, exc, match):
@@ -404,3 +408,15 @@ def test_torch_compile_traces_speculative_calls():
     o_comp = torch.compile(f, fullgraph=True, backend="aot_eager")(*args, pool_comp, c["cu"], c["idx"], c["acc"])
     torch.testing.assert_close(o_comp, o_eager)
     torch.testing.assert_close(pool_comp, pool_eager)
+
+
+@pytest.mark.parametrize("op", [kimiops.chunk_kda, kimiops.fused_recurrent_kda])
+def test_transpose_state_layout_is_fla_s_old_name_of_state_v_first(op):
+    """FLA 0.6 still takes ``transpose_state_layout`` (deprecated, warns): the same call as
+    ``state_v_first``."""
+    x = make_kda_inputs(1, 5, 1, 16, 16, HV=2)
+    h0 = torch.randn(1, 2, 16, 16)
+    want = op(x.q, x.k, x.v, x.g, x.beta, initial_state=h0, output_final_state=True, state_v_first=True)
+    with pytest.warns(DeprecationWarning, match="transpose_state_layout"):
+        got = op(x.q, x.k, x.v, x.g, x.beta, initial_state=h0, output_final_state=True, transpose_state_layout=True)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])

@@ -242,6 +242,51 @@ def test_calls_without_tokens_return_the_initial_states(op_name, backend):
     assert out_pool is pool and torch.equal(pool, before)
 
 
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_snapshots_of_calls_without_tokens_hold_the_initial_states(backend):
+    """Chunk 0 of a sequence without tokens is its initial state: pool slot, zeros for -1, or h0;
+    rows with -1 keep what they held."""
+    H, K = 1, 16
+    none = dict(q=torch.zeros(1, 0, H, K), k=torch.zeros(1, 0, H, K), v=torch.zeros(1, 0, H, K),
+                g=torch.zeros(1, 0, H, K), beta=torch.zeros(1, 0, H))
+    pool = torch.randn(3, H, K, K)
+    pool[0] = float("nan")
+    track = torch.full((3, H, K, K), float("nan"))
+    kimiops.chunk_kda(**none, initial_state=pool, initial_state_indices=torch.tensor([2, -1, 1], dtype=torch.int32),
+                      cu_seqlens=torch.tensor([0, 0, 0, 0]), track_state=track,
+                      track_chunk_idx=torch.tensor([0, 0, -1], dtype=torch.int32), backend=backend)
+    assert torch.equal(track[0], pool[2]) and torch.equal(track[1], torch.zeros(H, K, K)) and track[2].isnan().all()
+    h0 = torch.randn(2, H, K, K)
+    track = torch.full((2, H, K, K), float("nan"))
+    kimiops.chunk_kda(**{n: torch.zeros(2, 0, *t.shape[2:]) for n, t in none.items()}, initial_state=h0,
+                      track_state=track, track_chunk_idx=torch.tensor([0, 0], dtype=torch.int32), backend=backend)
+    assert torch.equal(track, h0)
+
+
+@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_output_is_contiguous_for_a_permuted_v(op_name, backend):
+    """Every implementation returns a contiguous o, also when v is dense but permuted (the custom
+    op's fake says so, which torch.compile's inductor checks)."""
+    op, _ = OPS[op_name]
+    x = make_kda_inputs(2, 5, 1, 16, 16)
+    v = x.v.transpose(0, 1).contiguous().transpose(0, 1)
+    o, _ = op(x.q, x.k, v, x.g, x.beta, backend=backend)
+    assert o.is_contiguous() and torch.equal(o, op(x.q, x.k, x.v, x.g, x.beta, backend=backend)[0])
+
+
+def test_memoized_checks_tell_true_from_one():
+    """The metadata memo (and the eager shortcut's scalar key) keep scalars with their type:
+    ``scale=True`` after ``scale=1`` is still refused (True == 1 and both hash alike)."""
+    from kimiops.kda import args as kda_args
+    from kimiops.kda import runner
+
+    assert kda_args.meta_key(1, None) != kda_args.meta_key(True, None)
+    one, true = (runner.eager_scalars(runner.DECODE, s, None, False, False, False, False, None, None, None, False,
+                                      None, None, None, False) for s in (1, True))
+    assert one != true
+
+
 def test_decode_pool_may_be_bf16_prefill_pool_must_be_fp32():
     x = _inputs()
     pool = torch.zeros(3, 4, 16, 16, dtype=torch.bfloat16)

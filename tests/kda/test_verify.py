@@ -176,6 +176,8 @@ def _bad(mutate):
      r"intermediate_state_indices: expected values in \[-1, 2\)"),
     (lambda kw: kw.update(intermediate_state_indices=torch.tensor([1, 1], dtype=torch.int32)), ValueError,
      "expected distinct rows"),
+    (lambda kw: kw.update(intermediate_state_indices=torch.tensor([[0, 9], [1, 9]], dtype=torch.int32)[:, 0]),
+     ValueError, "intermediate_state_indices: expected a contiguous tensor"),
     (lambda kw: kw.update(cache_steps=4), ValueError, r"cache_steps: expected the buffer's second dimension \(3\)"),
     (lambda kw: kw.update(retrieve_parent_token=torch.tensor([[0, 0, 0], [0, 1, 1]], dtype=torch.int32)), ValueError,
      r"retrieve_parent_token: expected the parent of token 1 of request 1 in \[-1, 1\)"),
