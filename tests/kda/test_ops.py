@@ -275,6 +275,18 @@ def test_output_is_contiguous_for_a_permuted_v(op_name, backend):
     assert o.is_contiguous() and torch.equal(o, op(x.q, x.k, x.v, x.g, x.beta, backend=backend)[0])
 
 
+@pytest.mark.parametrize("op_name", OPS)
+def test_fake_output_has_the_real_strides(op_name):
+    """The custom op's fake gives o the strides the real op returns (contiguous), also for a dense
+    but permuted v: torch.compile's inductor checks them (``torch.library.opcheck``)."""
+    x = make_kda_inputs(2, 5, 1, 16, 16)
+    v = x.v.transpose(0, 1).contiguous().transpose(0, 1)
+    op = getattr(torch.ops.kimiops, op_name).default
+    args = (x.q, x.k, v, x.g, x.beta, None, None, None, None, None, None, None, None, True, False, False, False,
+            False, "triton", False, False, None, None, None, None, None, None, -1)
+    torch.library.opcheck(op, args, test_utils=("test_faketensor",))
+
+
 def test_memoized_checks_tell_true_from_one():
     """The metadata memo (and the eager shortcut's scalar key) keep scalars with their type:
     ``scale=True`` after ``scale=1`` is still refused (True == 1 and both hash alike)."""
