@@ -131,18 +131,18 @@ def intra_chunk_scores(
     ks = k.reshape(*lead, NS, BC, K)
     Gs = gcum.reshape(*lead, NS, BC, K)
     anchor = Gs[..., :, :1, :]  # [..., NS, 1, K], G at the first row of each sub-chunk
-    left_anchored = Ls * torch.exp(Gs - anchor)  # [..., NS(I), BC, K]
+    left_anchored = Ls * torch.exp(Gs - anchor).to(Ls.dtype)  # [..., NS(I), BC, K]
     # k_j scaled to the anchor of sub-chunk I: [..., NS(I), NS(J), BC, K], valid for J < I
     expo = anchor.unsqueeze(-3) - Gs.unsqueeze(-4)
     lower_blocks = torch.ones(NS, NS, dtype=torch.bool, device=k.device).tril(-1)
     expo = torch.where(lower_blocks[:, :, None, None], expo, torch.full_like(expo, float("-inf")))
-    k_anchored = ks.unsqueeze(-4) * torch.exp(expo)
+    k_anchored = ks.unsqueeze(-4) * torch.exp(expo).to(ks.dtype)
     off = torch.einsum("...ick,...ijdk->...icjd", left_anchored, k_anchored)  # [..., I, BC, J, BC]
     # diagonal sub-blocks, pairwise
     diff = Gs.unsqueeze(-2) - Gs.unsqueeze(-3)  # [..., NS, BC(i), BC(j), K]
     keep = torch.ones(BC, BC, dtype=torch.bool, device=k.device).tril(0 if include_diagonal else -1)
     diff = torch.where(keep[:, :, None], diff, torch.full_like(diff, float("-inf")))
-    diag = torch.einsum("...sik,...sjk,...sijk->...sij", Ls, ks, torch.exp(diff))
+    diag = torch.einsum("...sik,...sjk,...sijk->...sij", Ls, ks, torch.exp(diff).to(Ls.dtype))
     full = off.reshape(*lead, C, C).clone()
     for s in range(NS):
         full[..., s * BC : (s + 1) * BC, s * BC : (s + 1) * BC] = diag[..., s, :, :]
@@ -167,16 +167,20 @@ def _chunk_sequence(q, k, v, g, beta, S, scale, chunk_size, snap_chunk=-1):
 
     qc, kc, vc, gc = chunks(q), chunks(k), chunks(v), chunks(g)
     bc = beta.reshape(NC, C, HV).permute(2, 0, 1).unsqueeze(-1)  # [HV, NC, C, 1]
-    G = gc.cumsum(-2)  # inclusive in-chunk cumsum, <= 0, non-increasing
+    # inclusive in-chunk cumsum, <= 0, non-increasing; in float64, as exponent differences are taken
+    # from it: in fp32 a run of huge decays (1e5 after 56 steps of -3000) swamps the mild ones after
+    # it (state error 7e-3 in the twenty-ninth session's fuzzing; exps are cast back below)
+    G = gc.to(torch.float64).cumsum(-2)
+    dt = q.dtype
     A_kk = bc * intra_chunk_scores(kc, kc, G, include_diagonal=False)
     A_qk = scale * intra_chunk_scores(qc, kc, G, include_diagonal=True)
     eye = torch.eye(C, dtype=q.dtype, device=q.device)
-    rhs = torch.cat([bc * kc * torch.exp(G), bc * vc], dim=-1)
+    rhs = torch.cat([bc * kc * torch.exp(G).to(dt), bc * vc], dim=-1)
     wu = torch.linalg.solve_triangular(eye + A_kk, rhs, upper=False, unitriangular=True)
     w, u = wu[..., :K], wu[..., K:]
-    q_decayed = scale * qc * torch.exp(G)
+    q_decayed = scale * qc * torch.exp(G).to(dt)
     G_last = G[..., -1:, :]  # [HV, NC, 1, K]
-    k_to_end = kc * torch.exp(G_last - G)
+    k_to_end = kc * torch.exp(G_last - G).to(dt)
     o = torch.empty_like(vc)
     snap = None
     for c in range(NC):
@@ -184,7 +188,7 @@ def _chunk_sequence(q, k, v, g, beta, S, scale, chunk_size, snap_chunk=-1):
             snap = S
         v_new = u[:, c] - w[:, c] @ S  # [HV, C, V]
         o[:, c] = q_decayed[:, c] @ S + A_qk[:, c] @ v_new
-        S = torch.exp(G_last[:, c, 0]).unsqueeze(-1) * S + k_to_end[:, c].transpose(-1, -2) @ v_new
+        S = torch.exp(G_last[:, c, 0]).to(dt).unsqueeze(-1) * S + k_to_end[:, c].transpose(-1, -2) @ v_new
     o = o.permute(1, 2, 0, 3).reshape(NC * C, HV, -1)[:L]
     return o, S, (S if snap_chunk == NC else snap)
 

@@ -6,6 +6,7 @@ the pool dtypes they accept and what a padded (-1) pool index means; both go thr
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
@@ -112,13 +113,15 @@ def run_kda(
         h0, h0_idx, ht_idx = initial_state, None, None
     launch = _launcher(kind)
     extra = {"allow_neg_eigval": allow_neg_eigval}
+    scale, rest = shapes.scale, 1.0
     if not kind.chunked:
         extra.update(skip_padded=kind.skip_padded, bind=None if steps else bind, num_accepted=num_accepted,
                      token_steps=steps, parents=verify_parents, pad_slot_id=pad_slot_id)
     else:  # the chunk kernels index dense [B, T, heads, dim] rows
+        scale, rest = split_prefill_scale(scale)
         extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx)
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
-        if bind is not None and all(x is y for x, y in zip(dense, (q, k, v, g, beta))):
+        if bind is not None and rest == 1.0 and all(x is y for x, y in zip(dense, (q, k, v, g, beta))):
             extra["bind"] = bind  # a bound call repeats launches on the caller's own tensors
         q, k, v, g, beta = dense
     # The recurrent kernel takes every stride as given: no copies, and a bound launch (``bind``)
@@ -126,13 +129,35 @@ def run_kda(
     with on_device(q.device):  # inputs may live on a GPU other than the current one
         o = launch(
             q, k, v, g, beta,
-            scale=shapes.scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
+            scale=scale, cu_seqlens=cu_seqlens, h0=h0, h0_indices=h0_idx, ht=ht, ht_indices=ht_idx,
             state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm, use_beta_sigmoid=use_beta_sigmoid,
             gate=shapes.gate, A_log=A_log, dt_bias=dt_bias, lower_bound=shapes.lower_bound, **extra,
         )
+    if rest != 1.0:
+        o.mul_(rest)
     if shapes.pool:
         return o, (pool if output_final_state else None)
     return o, ht
+
+
+#: Query scales the chunk kernels take as they are. Stage 1 stores ``scale * q * e^G`` and the
+#: scaled scores ``A_qk`` in fp16 scratch (``chunk.NUMERICS_CONFIG``), whose range ends at 6.5e4
+#: and whose precision fades below 6.1e-5 (subnormals): with l2-normalized q a scale of 1e-5 erred
+#: 1.2e-2 and 2e5 gave Inf (the twenty-ninth session's fuzzing). Since o is linear in the scale and
+#: the states do not depend on it, a scale outside runs the kernels at the nearest end of this range
+#: and the output takes the rest (one extra multiply of o, only for such calls).
+PREFILL_KERNEL_SCALES = (2.0**-6, 2.0**6)
+
+
+def split_prefill_scale(scale: float) -> tuple[float, float]:
+    """``(kernel scale, rest)`` with ``kernel * rest == scale`` (exact: powers of two) and
+    ``|kernel|`` in :data:`PREFILL_KERNEL_SCALES`; ``rest`` is 1.0 for scales already inside."""
+    lo, hi = PREFILL_KERNEL_SCALES
+    mag = abs(scale)
+    if lo <= mag <= hi:
+        return scale, 1.0
+    kernel = math.copysign(lo if mag < lo else hi, scale)
+    return kernel, scale / kernel
 
 
 def _no_tokens(shapes, v, state, indices, output_final_state, state_v_first, track_state, track_chunk_idx):

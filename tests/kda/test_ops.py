@@ -287,6 +287,50 @@ def test_fake_output_has_the_real_strides(op_name):
     torch.library.opcheck(op, args, test_utils=("test_faketensor",))
 
 
+@pytest.mark.parametrize("scale", [1e-5, 1e-8, -3e-6, 2e5, 0.3])
+def test_prefill_scales_far_from_one_keep_their_accuracy(scale):
+    """Stage 1 keeps ``scale * q * e^G`` in fp16 scratch: scales outside 2^-6..2^6 run the kernels at
+    the range's end and scale o afterwards (1e-5 erred 1.2e-2 and 2e5 gave Inf before)."""
+    from kimiops.kda.gate import l2norm
+    from kimiops.kda.reference import naive_recurrent_kda
+
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 40, 1, 16, generator=gen) for _ in range(3))
+    g, beta = -torch.rand(1, 40, 1, 16, generator=gen) * 0.1, torch.rand(1, 40, 1, generator=gen)
+    want, _ = naive_recurrent_kda(l2norm(q.double()), l2norm(k.double()), v.double(), g.double(), beta.double(),
+                                  scale=scale)
+    o, _ = kimiops.chunk_kda(q, k, v, g, beta, scale=scale, use_qk_l2norm_in_kernel=True, backend="triton")
+    assert o.isfinite().all() and rel_err(o, want) < 2e-3
+
+
+def test_split_prefill_scale_is_exact_and_leaves_usual_scales_alone():
+    from kimiops.kda.runner import PREFILL_KERNEL_SCALES, split_prefill_scale
+
+    lo, hi = PREFILL_KERNEL_SCALES
+    for scale in (128**-0.5, 1.0, lo, hi, -0.5):
+        assert split_prefill_scale(scale) == (scale, 1.0)
+    for scale in (1e-5, -1e-5, 2e5, 0.0):
+        kernel, rest = split_prefill_scale(scale)
+        assert lo <= abs(kernel) <= hi and kernel * rest == scale
+
+
+def test_torch_path_keeps_mild_decays_after_a_run_of_huge_ones():
+    """The torch path's in-chunk cumsum in float64: 56 steps of -3000 then mild ones in one chunk
+    (the state erred 7e-3 with an fp32 cumsum)."""
+    from kimiops.kda.gate import l2norm
+    from kimiops.kda.reference import naive_recurrent_kda
+
+    gen = torch.Generator().manual_seed(0)
+    q, k = (l2norm(torch.randn(1, 64, 1, 16, generator=gen)) for _ in range(2))
+    v, beta = torch.randn(1, 64, 1, 16, generator=gen), torch.rand(1, 64, 1, generator=gen) * 0.5
+    g = torch.full((1, 64, 1, 16), -0.005)
+    g[:, :56] = -3000.0
+    want_o, want_s = naive_recurrent_kda(q.double(), k.double(), v.double(), g.double(), beta.double(),
+                                         output_final_state=True)
+    o, s = kimiops.chunk_kda(q, k, v, g, beta, output_final_state=True, backend="torch")
+    assert rel_err(o, want_o) < 1e-5 and rel_err(s, want_s) < 1e-5
+
+
 def test_memoized_checks_tell_true_from_one():
     """The metadata memo (and the eager shortcut's scalar key) keep scalars with their type:
     ``scale=True`` after ``scale=1`` is still refused (True == 1 and both hash alike)."""
