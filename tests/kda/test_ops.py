@@ -303,6 +303,26 @@ def test_prefill_scales_far_from_one_keep_their_accuracy(scale):
     assert o.isfinite().all() and rel_err(o, want) < 2e-3
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_repeated_prefill_with_a_tiny_scale_keeps_the_output_multiply():
+    """Eager calls that repeat a signature replay recorded launches; a scale outside the kernels'
+    range adds a multiply after them, so such calls are never recorded: every repeat gives the
+    first call's bits, and the result meets the oracle."""
+    from kimiops.kda.gate import l2norm
+    from kimiops.kda.reference import naive_recurrent_kda
+
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    q, k, v = (torch.randn(1, 300, 4, 128, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(3))
+    g = -torch.rand(1, 300, 4, 128, device="cuda", generator=gen) * 0.1
+    beta = torch.rand(1, 300, 4, device="cuda", generator=gen)
+    runs = [kimiops.chunk_kda(q, k, v, g, beta, scale=1e-5, use_qk_l2norm_in_kernel=True)[0] for _ in range(4)]
+    assert all(torch.equal(r, runs[0]) for r in runs[1:])
+    want, _ = naive_recurrent_kda(l2norm(q.double()), l2norm(k.double()), v.double(), g.double(), beta.double(),
+                                  scale=1e-5)
+    assert rel_err(runs[0], want) < 1e-2  # bf16 output
+
+
 def test_split_prefill_scale_is_exact_and_leaves_usual_scales_alone():
     from kimiops.kda.runner import PREFILL_KERNEL_SCALES, split_prefill_scale
 
