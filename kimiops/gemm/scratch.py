@@ -6,10 +6,14 @@ and a CUDA graph that captured a call keeps pointing at live memory. A buffer fi
 during capture comes from that graph's pool and stays referenced here.
 
 Counters must be zero when a kernel starts; every kernel returns the counters it used to zero.
-Each stream gets its own counter block (kernels on different streams never share counters),
-taken from spare blocks zeroed ahead of time outside any capture. So a stream seen for the first
-time inside ``torch.cuda.graph`` (its capture stream) still gets counters that are zero without a
-memset in the graph, and graphs captured one after another without replay in between are safe.
+Each stream gets its own counter block (kernels on different streams never share counters). A
+stream first seen outside a capture zeroes its block on itself, so the zero-fill is ordered
+before its kernels. A stream first seen inside a capture (``torch.cuda.graph``'s capture stream)
+takes one of the spare blocks zeroed ahead of time outside any capture: ``torch.cuda.graph``
+synchronizes the device before capture begins, so their zero-fill has completed, and no memset
+goes into the graph; graphs captured one after another without replay in between are safe. (Until
+the twenty-ninth session every new stream took a spare, whose zero-fill had been queued on
+whichever stream made the spares, with nothing ordering it before the new stream's kernels.)
 Only when no spare exists during capture (the very first call of the process captured), or a call
 needs more than :data:`COUNTER_BLOCK` counters, does the call zero fresh counters itself.
 
@@ -38,11 +42,15 @@ def _counter_block(device: torch.device, key: tuple) -> torch.Tensor | None:
     if block is not None:
         return block
     spares = _spares.setdefault(device, [])
-    if not spares:
-        if capturing(device):
+    if capturing(device):
+        if not spares:
             return None
-        spares.extend(torch.zeros(COUNTER_BLOCK, dtype=torch.int32, device=device) for _ in range(SPARE_BLOCKS))
-    block = _counters[key] = spares.pop()
+        block = spares.pop()
+    else:
+        block = torch.zeros(COUNTER_BLOCK, dtype=torch.int32, device=device)  # on this stream: ordered
+        spares.extend(torch.zeros(COUNTER_BLOCK, dtype=torch.int32, device=device)
+                      for _ in range(SPARE_BLOCKS - len(spares)))
+    _counters[key] = block
     return block
 
 

@@ -98,6 +98,27 @@ def test_split_k_with_more_tiles_than_a_counter_block(device, monkeypatch):
     assert torch.equal(got, want)
 
 
+def test_counter_blocks_of_new_streams_are_zeroed_on_the_stream_that_uses_them(monkeypatch):
+    """A stream first seen outside a capture zeroes its own counter block (ordered before its
+    kernels); only a stream first seen during a capture takes a spare zeroed earlier (complete
+    by then: torch.cuda.graph synchronizes before capture begins)."""
+    stream = {"id": 1}
+    monkeypatch.setattr(scratch, "_counters", {})
+    monkeypatch.setattr(scratch, "_spares", {})
+    monkeypatch.setattr(scratch, "stream_key", lambda device: stream["id"])
+    monkeypatch.setattr(scratch, "capturing", lambda device: stream["id"] == 3)
+    dev = torch.device("cpu")
+    _, first = scratch.split_k_scratch(dev, 64, 8)
+    spares = list(scratch._spares[dev])
+    assert len(spares) == scratch.SPARE_BLOCKS and not any(b is first for b in spares)
+    stream["id"] = 2  # a second stream, outside any capture: a block of its own, not a spare
+    _, second = scratch.split_k_scratch(dev, 64, 8)
+    assert not any(b is second for b in spares) and second is not first
+    stream["id"] = 3  # a stream first seen during a capture: a spare, no memset in the graph
+    _, third = scratch.split_k_scratch(dev, 64, 8)
+    assert any(b is third for b in spares) and not third.any()
+
+
 def test_k_split_depends_on_shape_only():
     configs = {default_config(2048, 4096, M) for M in (1, 7, 16, 17, 32, 64, 300)}
     assert len({(c.block_k, c.k_split) for c in configs}) == 1

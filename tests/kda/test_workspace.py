@@ -25,3 +25,25 @@ def test_buffers_are_reused_grown_and_retired():
     assert torch.equal(z, torch.zeros(1, 4, dtype=torch.int32))
     workspace.empty_cache()
     assert workspace.cached_bytes() == 0
+
+
+def test_zeroed_buffers_first_filled_in_a_capture_are_zeroed_again(monkeypatch):
+    """A zeroed buffer allocated during a CUDA-graph capture is zeroed only when that graph
+    replays: every later capture that serves it zeroes it in its own graph, and the first call
+    outside a capture zeroes it on its stream (here: a capture is simulated, the buffer is dirtied
+    as a graph that never replayed would leave it)."""
+    workspace.empty_cache()
+    cpu = torch.device("cpu")
+    state = {"capturing": True}
+    monkeypatch.setattr(workspace, "capturing", lambda device: state["capturing"])
+    first = workspace.get_buffer("c", cpu, torch.int32, 1, (), 3, zeroed=True)
+    first.fill_(7)  # what the memory holds if the capturing graph has not replayed
+    again = workspace.get_buffer("c", cpu, torch.int32, 1, (), 3, zeroed=True)  # a second capture
+    assert again.data_ptr() == first.data_ptr() and not again.any()
+    again.fill_(7)
+    state["capturing"] = False
+    eager = workspace.get_buffer("c", cpu, torch.int32, 1, (), 3, zeroed=True)
+    assert not eager.any()
+    eager.fill_(5)  # from now on the kernels' own invariant holds: no more zero-fills
+    assert workspace.get_buffer("c", cpu, torch.int32, 1, (), 3, zeroed=True) is eager and eager.eq(5).all()
+    workspace.empty_cache()
