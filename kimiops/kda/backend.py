@@ -88,6 +88,13 @@ class KDABackend:
         expect = (1, T, self.num_heads, self.head_k_dim)
         if tuple(q.shape) != expect:
             raise ValueError(f"q: expected shape {list(expect)}, got {list(q.shape)}")
+        # k and v in the caller's terms (the ops below see them reshaped)
+        given = (lambda shape: list(shape[1:]) if squeeze else list(shape))  # noqa: E731
+        if tuple(k.shape) != expect:
+            raise ValueError(f"k: expected the shape of q {given(expect)}, got {given(k.shape)}")
+        want_v = (1, T, self.num_v_heads, self.head_v_dim)
+        if tuple(v.shape) != want_v:
+            raise ValueError(f"v: expected shape {given(want_v)} (q's tokens, HV, V), got {given(v.shape)}")
         check_tensor("g", g, ndim=4)
         check_tensor("beta", beta, ndim=3)
         if g.shape[1] < T or beta.shape[1] < T:
@@ -136,6 +143,8 @@ class KDABackend:
         """
         if not isinstance(beta_is_logits, bool):
             raise TypeError(f"beta_is_logits: expected a bool, got {type(beta_is_logits).__name__}")
+        if query_start_loc is None:
+            raise ValueError("query_start_loc: extend needs the batch's cu_seqlens (int32 [N + 1]), got None")
         q, k, v, g, beta, squeeze = self._tokens(q, k, v, g, beta)
         self._check_pool(ssm_states)
         o, _ = self._call(_EXTEND, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,

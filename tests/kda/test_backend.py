@@ -195,6 +195,21 @@ def test_constructor_and_repr_refuse_or_report_what_cannot_run():
     assert kimiops.KDABackend(2, 20, 20).kernels("cpu") == {"extend": "torch", "decode": "torch"}
 
 
+def test_shape_errors_speak_in_the_callers_terms():
+    """k and v of the wrong shape are named with the shapes the caller passed (rank 3 or 4), not
+    the ``[N, 1, ...]`` views the ops see; extend without query_start_loc says so."""
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    q, k, v, g, beta = _raw(3, torch.Generator().manual_seed(7))
+    pool = torch.zeros(4, HV, V, K)
+    idx = torch.tensor([0, 1, 2], dtype=torch.int32)
+    with pytest.raises(ValueError, match=rf"k: expected the shape of q \[3, {H}, {K}\], got \[2, {H}, {K}\]"):
+        be.decode(q, k[:2], v, g, beta, ssm_states=pool, cache_indices=idx)
+    with pytest.raises(ValueError, match=rf"v: expected shape \[1, 3, {HV}, {V}\]"):
+        be.decode(q[None], k[None], v[None, :, :1], g[None], beta[None], ssm_states=pool, cache_indices=idx)
+    with pytest.raises(ValueError, match="query_start_loc: extend needs"):
+        be.extend(q, k, v, g, beta, ssm_states=pool, cache_indices=idx, query_start_loc=None)
+
+
 def test_non_tensor_inputs_name_the_argument():
     be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
     toks = list(_raw(2, torch.Generator().manual_seed(6)))
