@@ -93,6 +93,21 @@ class Backend:
         return self.families is None or family in self.families
 
 
+def requested_backend(op: str, requested: object, backends: dict[str, Backend], env_var: str) -> str:
+    """The backend name asked for: ``requested`` (argument), else the environment variable
+    ``env_var``, else ``"auto"``; checked by name (``TypeError`` / ``ValueError`` naming where a bad
+    name came from), not against a family."""
+    source = "backend"
+    if requested is None:
+        requested = read_env(env_var) or "auto"
+        source = f"backend (from the environment variable {env_var})"
+    if not isinstance(requested, str):
+        raise TypeError(f"backend: expected a str or None, got {type(requested).__name__}")
+    if requested != "auto" and requested not in backends:
+        raise ValueError(f"{source}: expected one of {['auto', *backends]} for {op}, got {requested!r}")
+    return requested
+
+
 def resolve_backend(
     op: str,
     requested: str | None,
@@ -108,21 +123,12 @@ def resolve_backend(
     family it does not support raises ``RuntimeError`` naming the family and the backends that
     would run there.
     """
-    source = "backend"
-    if requested is None:
-        requested = read_env(env_var) or "auto"
-        source = f"backend (from the environment variable {env_var})"
-    if not isinstance(requested, str):
-        raise TypeError(f"backend: expected a str or None, got {type(requested).__name__}")
+    requested = requested_backend(op, requested, backends, env_var)
     if requested == "auto":
         for name in auto_order:
             if backends[name].supports(family):
                 return name
         raise RuntimeError(f"{op}: no backend supports capability family {family!r}")
-    if requested not in backends:
-        raise ValueError(
-            f"{source}: expected one of {['auto', *backends]} for {op}, got {requested!r}"
-        )
     if not backends[requested].supports(family):
         usable = [name for name, b in backends.items() if b.supports(family)]
         raise RuntimeError(

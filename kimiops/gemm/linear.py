@@ -25,8 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from kimiops.arch import FAMILIES, Backend, device_family, resolve_backend
-from kimiops.env import env_var
+from kimiops.arch import FAMILIES, Backend, device_family, requested_backend, resolve_backend
 from kimiops.gemm import dispatch
 from kimiops.gemm.skinny import SkinnyConfig, skinny_linear
 from kimiops.gemm.skinny_gluon import gluon_linear, tma_ready
@@ -41,15 +40,9 @@ BACKENDS = {
 INPUT_DTYPES = (torch.bfloat16, torch.float16)
 
 
-def _requested(backend: str | None) -> str | None:
+def _requested(backend: str | None) -> str:
     """The requested backend name (argument, else environment, else ``"auto"``), checked by name."""
-    name = backend if backend is not None else (env_var(ENV_VAR) or "auto")
-    if not isinstance(name, str):
-        raise TypeError(f"backend: expected a str or None, got {type(name).__name__}")
-    if name != "auto" and name not in BACKENDS:
-        source = "backend" if backend is not None else f"backend (from the environment variable {ENV_VAR})"
-        raise ValueError(f"{source}: expected one of {['auto', *BACKENDS]} for linear, got {name!r}")
-    return name
+    return requested_backend("linear", backend, BACKENDS, ENV_VAR)
 
 
 def _cublas_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, out: torch.Tensor) -> None:

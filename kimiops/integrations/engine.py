@@ -49,6 +49,18 @@ def flat(x: torch.Tensor | None) -> torch.Tensor | None:
     return x if x is None or (x.dim() == 1 and x.is_contiguous()) else x.reshape(-1).contiguous()
 
 
+def packed_token_views(mixed_qkv: torch.Tensor, H: int, HV: int, K: int, V: int):
+    """q, k ``[B, 1, H, K]`` and v ``[B, 1, HV, V]`` as views of ``mixed_qkv`` ``[B, 2 H K + HV V]``
+    (one token per request, each row q, k, v side by side, stride 1 along the row), one
+    ``as_strided`` each: an eager call pays for every view op (a split and two reshapes per tensor
+    cost 40-70 us more per call on the H200 host, run 9 of ``logs_h200_20261201g``)."""
+    B, row, base = mixed_qkv.shape[0], mixed_qkv.stride(0), mixed_qkv.storage_offset()
+    q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base)
+    k = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base + H * K)
+    v = mixed_qkv.as_strided((B, 1, HV, V), (row, row, V, 1), base + 2 * H * K)
+    return q, k, v
+
+
 def last_dim_dense(x: torch.Tensor) -> torch.Tensor:
     """``x`` with a contiguous last dimension (a copy only where it is not): engines' convolutions
     may hand q, k, v over as transposed views, which kimiops's kernels do not take."""

@@ -57,7 +57,8 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import dense, engine_module, flat, last_dim_dense, unserved_reason
+from kimiops.integrations.engine import (dense, engine_module, flat, last_dim_dense, packed_token_views,
+                                         unserved_reason)
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -196,12 +197,8 @@ class KDAKernelMethods:
                              f"along the last dimension), got shape {list(mixed_qkv.shape)}, strides "
                              f"{mixed_qkv.stride()}")
         H = qk // (2 * K)
-        # one token per request: [B, 1, heads, dim] views of mixed_qkv straight into the op (batch
-        # mode, no cu_seqlens); as_strided makes each in one step (eager calls pay per view)
-        row, base = mixed_qkv.stride(0), mixed_qkv.storage_offset()
-        q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base)
-        k = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base + H * K)
-        v = mixed_qkv.as_strided((B, 1, HV, V), (row, row, V, 1), base + 2 * H * K)
+        # one token per request: views of mixed_qkv straight into the op (batch mode, no cu_seqlens)
+        q, k, v = packed_token_views(mixed_qkv, H, HV, K, V)
         o, _ = fused_recurrent_kda(
             q, k, v, a.reshape(B, 1, HV, K), b.reshape(B, 1, HV), scale, ssm_states, use_qk_l2norm_in_kernel=True,
             use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=self._a_log(A_log), dt_bias=dt_bias,

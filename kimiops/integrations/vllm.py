@@ -57,7 +57,8 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import dense, engine_module, flat, last_dim_dense, unserved_reason
+from kimiops.integrations.engine import (dense, engine_module, flat, last_dim_dense, packed_token_views,
+                                         unserved_reason)
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import _op as prefill_op
@@ -172,13 +173,7 @@ def fused_recurrent_kda_packed_decode(mixed_qkv, raw_g, raw_beta, A_log, dt_bias
     B = mixed_qkv.shape[0]
     check_tensor("raw_g", raw_g, shape=(1, B, H, K))
     check_tensor("raw_beta", raw_beta, shape=(1, B, H))
-    # [B, 1, heads, dim] views, one as_strided each: an eager call pays for every view op (a split
-    # and two reshapes per tensor cost 40-70 us more per call on the H200 host, run 9 of
-    # logs_h200_20261201g)
-    row, base = mixed_qkv.stride(0), mixed_qkv.storage_offset()
-    q = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base)
-    k = mixed_qkv.as_strided((B, 1, H, K), (row, row, K, 1), base + H * K)
-    v = mixed_qkv.as_strided((B, 1, H, V), (row, row, V, 1), base + 2 * H * K)
+    q, k, v = packed_token_views(mixed_qkv, H, H, K, V)
     o, _ = kimiops_decode(
         q, k, v, raw_g.reshape(B, 1, H, K), raw_beta.reshape(B, 1, H), scale, initial_state,
         use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
