@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kimiops  # noqa: E402
 from bench_kda_decode import GRAPH_CALLS, versions  # noqa: E402
 from kimiops.bench.results import write_result  # noqa: E402
+from kimiops.integrations.engine import packed_token_views  # noqa: E402
 from kimiops.bench.timing import graph_us, loop_us  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
@@ -99,8 +100,7 @@ def decode_rows(vk, ns, rounds, gen):
         mixed = torch.randn(N, 3 * H * K, device="cuda", generator=gen).to(bf)
         raw_g = torch.randn(1, N, H, K, device="cuda", generator=gen).to(bf)
         raw_beta = torch.randn(1, N, H, device="cuda", generator=gen).to(bf)
-        row_stride = mixed.stride(0)
-        q, k, v = (mixed.as_strided((N, 1, H, K), (row_stride, row_stride, K, 1), off * H * K) for off in range(3))
+        q, k, v = packed_token_views(mixed, H, H, K, V)
 
         def vllm_packed(idx):
             return lambda: vk.fused_recurrent_kda_packed_decode(mixed, raw_g, raw_beta, A_log, dt_bias, None, pool, idx)
