@@ -120,8 +120,9 @@ _RECORDER = threading.local()
 @contextlib.contextmanager
 def recording(into: list):
     """Within it, every :func:`launch` of this thread appends what would repeat it to ``into``:
-    ``(RawLaunch, (gx, gy, gz), values, tensor positions)`` (``values``: one per kernel parameter,
-    tensors as given), or ``None`` for a launch that took Triton's own path (nothing to repeat)."""
+    ``(RawLaunch, (gx, gy, gz), values, tensor positions, kernel)`` (``values``: one per kernel
+    parameter, tensors as given; ``kernel``: the ``@triton.jit`` function, whose ``arg_names`` name
+    the values), or ``None`` for a launch that took Triton's own path (nothing to repeat)."""
     previous = getattr(_RECORDER, "into", None)
     _RECORDER.into = into
     try:
@@ -174,11 +175,11 @@ def launch(kernel, grid: tuple, *args, **kwargs):
             tensors = tuple(i for i in _layout(kernel)[1] if isinstance(values[i], torch.Tensor))
             hit = _CACHE[key] = (RawLaunch(ck), tensors)
         if record is not None:
-            record.append(None if hit is None else (hit[0], (gx, gy, gz), values, hit[1]))
+            record.append(None if hit is None else (hit[0], (gx, gy, gz), values, hit[1], kernel))
         return ck
     raw, tensors = hit
     if record is not None:
-        record.append((raw, (gx, gy, gz), list(values), tensors))
+        record.append((raw, (gx, gy, gz), list(values), tensors, kernel))
     for i in tensors:
         values[i] = values[i].data_ptr()
     raw(gx, gy, gz, torch._C._cuda_getCurrentRawStream(device), *values)  # Triton's stream query

@@ -29,6 +29,10 @@ from kimiops.launch import no_launch_hooks  # noqa: E402
 from kimiops.validation import debug_enabled  # noqa: E402
 
 
+# position of PDL among the kernel's constexpr arguments (``cex`` in ``recurrent._launch``)
+PDL_IN_CONSTEXPRS = [p.name for p in rec._recurrent_kda_fwd_kernel.params if p.is_constexpr].index("PDL")
+
+
 def launch_us(fn, iters=400) -> float:
     return host_us(fn, iters=iters)[1]
 
@@ -55,7 +59,7 @@ def main() -> None:
     o = torch.empty(o_shape, dtype=o_dtype, device="cuda")
     ptrs = (c.q.data_ptr(), c.k.data_ptr(), c.v.data_ptr(), c.g.data_ptr(), c.beta.data_ptr(), o.data_ptr(),
             pool.data_ptr(), pool.data_ptr(), c.idx.data_ptr(), c.idx.data_ptr(), c.cu.data_ptr(),
-            c.A_log.data_ptr(), c.dt_bias.data_ptr())
+            c.A_log.data_ptr(), c.dt_bias.data_ptr(), None, None)  # num_acc, parent: absent
     stream = drv.get_current_stream(dev)
     raw = bound.raw
     launcher = raw.compiled.run
@@ -89,9 +93,12 @@ def main() -> None:
     c.ours()()  # the launcher, not the public call (whose bound launch would be reused)
     torch.cuda.synchronize()
     rec._PDL = True
-    raw_nopdl = next(r for key, r in rec._launch_cache.items() if r is not raw and key[1][-2] is False)
+    pdl_at = PDL_IN_CONSTEXPRS
+    raw_nopdl = next(r for key, r in rec._launch_cache.items() if r is not raw and key[1][pdl_at] is False)
+    at = len(bound.tail) - len(next(iter(rec._launch_cache))[1]) + pdl_at  # the flag's place among the raw args
+    tail_nopdl = (*bound.tail[:at], False, *bound.tail[at + 1:])
     rows.append(("  RawLaunch.__call__ of the kernel without PDL", launch_us(
-        lambda: raw_nopdl(bound.grid, 1, 1, stream, *ptrs, *bound.tail[:-2], False, bound.tail[-1]))))
+        lambda: raw_nopdl(bound.grid, 1, 1, stream, *ptrs, *tail_nopdl))))
     rows += [
         ("torch.add_ on 16 floats (launch part)", launch_us(lambda: tiny.add_(1))),
         ("eager_scalars (scalar key)", loop_us(scalars)),

@@ -250,10 +250,19 @@ def register_kda_op(kind: KDAKind):
 # recording the launches would only add host time to calls whose signature never comes back.
 # ``_seen`` holds the shapes of recent misses (a cheap stand-in for the signature: a wrong "seen"
 # only records one call early, the guard still decides every reuse).
+# Varlen prefill (how engines run extend) also keeps ``_elastic``: entries whose guard leaves the
+# token count T and the sequence count N free (the token dimension of q, k, v, g, beta and the
+# first dimension of cu_seqlens, the indices and a dense state) and whose launches are a
+# ``chunk.ElasticPrefill``, which recomputes what follows T and N. A call then also has to agree
+# with itself on T and N (``_elastic_consistent``), which the exact guard implied. Measured on the
+# H200 host before it (``logs_h200_20261201i/r2_extend_host_pieces.log``): extend calls with a new
+# token count took 258-524 us until return against 34-87 us for a repeated signature and 60-200 us
+# of GPU time. Pipelined parts and segments (one long sequence, few heads) stay exact-only.
 _EAGER_CACHE_SIZE = 64      # scalar keys
 _EAGER_PER_KEY = 8          # tensor signatures per scalar key (most recent first)
 _EAGER_SEEN_SIZE = 256      # recent misses whose next sighting is recorded
 _eager: OrderedDict = OrderedDict()
+_elastic: OrderedDict = OrderedDict()
 _seen: OrderedDict = OrderedDict()
 # stand-ins for absent optional tensors in a guard (absence is in the scalar key); one per position,
 # since the guard never matches a call that passes one tensor object twice
@@ -274,7 +283,7 @@ class _EagerCall:
 
     def __init__(self, guard, launch, pool, ht_shape, output_final_state):
         self.guard, self.launch, self.pool = guard, launch, pool
-        self.ht_shape, self.output_final_state = ht_shape, output_final_state
+        self.ht_shape, self.output_final_state = ht_shape, output_final_state  # ht_shape[0] None: N of the call
 
     def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None):
         if self.pool:
@@ -282,7 +291,10 @@ class _EagerCall:
             o = self.launch(q, k, v, g, beta, initial_state, indices, initial_state, indices, cu_seqlens, A_log, dt_bias,
                             *more)
             return None if o is None else (o, initial_state if self.output_final_state else None)
-        ht = torch.empty(self.ht_shape, dtype=torch.float32, device=q.device) if self.ht_shape else None
+        ht = None
+        if self.ht_shape:
+            shape = self.ht_shape if self.ht_shape[0] is not None else (cu_seqlens.shape[0] - 1, *self.ht_shape[1:])
+            ht = torch.empty(shape, dtype=torch.float32, device=q.device)
         o = self.launch(q, k, v, g, beta, initial_state, None, ht, None, cu_seqlens, A_log, dt_bias)
         return None if o is None else (o, ht)
 
@@ -310,15 +322,20 @@ def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, d
             absent[4] if dt_bias is None else dt_bias, absent[5] if num_accepted is None else num_accepted)
 
 
-def tensor_guard(tensors):
+def tensor_guard(tensors, free=None):
     """torch's C++ guard on the metadata of ``tensors`` (static shapes and strides), or ``None``
     where this torch lacks it or the guard would never match them (it rejects a call that passes
-    one tensor object twice, e.g. ``k is q``: such calls always take the full path)."""
+    one tensor object twice, e.g. ``k is q``: such calls always take the full path).
+    ``free``: per tensor, the dimensions whose size (and stride) the guard leaves unchecked."""
     if _TensorGuards is None:
         return None
+    free = free or ((),) * len(tensors)
     try:
-        guard = _TensorGuards(*tensors, dynamic_dims_sizes=[list(t.shape) for t in tensors],
-                              dynamic_dims_strides=[list(t.stride()) for t in tensors])
+        guard = _TensorGuards(*tensors,
+                              dynamic_dims_sizes=[[None if d in f else n for d, n in enumerate(t.shape)]
+                                                  for t, f in zip(tensors, free)],
+                              dynamic_dims_strides=[[None if d in f else n for d, n in enumerate(t.stride())]
+                                                    for t, f in zip(tensors, free)])
     except (TypeError, RuntimeError):  # pragma: no cover - another signature of the private class
         return None
     return guard if guard.check(*tensors) else None
@@ -360,9 +377,37 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                 # None: the bound launch declined (device switched, launch hook): the full path runs
                 # and leaves the entry as it is
                 return (res, None) if res is not None else (None, None)
-    if not seen_before((scalars, q.shape, v.shape, tensors[6].shape, tensors[7].shape)):  # 6, 7: indices, cu
+    elastic = kind.chunked and cu_seqlens is not None  # varlen prefill: token counts change call to call
+    declined = []  # elastic entries of this signature that could not repeat the call
+    entries = _elastic.get(scalars) if elastic else None
+    for entry in entries or ():
+        if entry.guard.check(*tensors) and _elastic_consistent(q, k, v, g, beta, initial_state, indices,
+                                                               cu_seqlens):
+            res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+            if res is not None:
+                return res, None
+            declined.append(entry)  # another layout, a kernel variant not seen, too little scratch
+    exact = seen_before((scalars, q.shape, v.shape, tensors[6].shape, tensors[7].shape))  # 6, 7: indices, cu
+    if elastic and not declined:
+        elastic = seen_before(("elastic", scalars, q.shape[2:], v.shape[2:], tensors[5].shape[1:]))
+    if not (exact or elastic):
         return None, None  # first sighting: the full path, nothing recorded
-    return None, (scalars, tensors)
+    return None, (scalars, tensors, exact, tuple(declined) if declined else elastic)
+
+
+def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens) -> bool:
+    """Whether a varlen prefill call agrees with itself on its token count T and sequence count N
+    (what the exact guard implies and an ``_elastic`` guard leaves free)."""
+    T, N = q.shape[1], cu_seqlens.shape[0] - 1
+    if not (k.shape[1] == v.shape[1] == g.shape[1] == beta.shape[1] == T):
+        return False
+    if indices is not None:
+        return indices.shape[0] == N
+    return initial_state is None or initial_state.shape[0] == N
+
+
+# what an ``_elastic`` guard leaves free, per tensor of ``eager_tensors`` (dense states: dimension 0)
+_ELASTIC_FREE_DIMS = ((0, 1),) * 5 + ((0,), (0,), (0,), (), (), ())
 
 
 def seen_before(shapes: tuple) -> bool:
@@ -377,19 +422,34 @@ def seen_before(shapes: tuple) -> bool:
     return False
 
 
-def remember_eager(key, bound, pool: bool, ht, output_final_state: bool) -> None:
-    """Keep the bound launch of a full-path call under its key from :func:`eager_call`."""
-    scalars, tensors = key
-    guard = tensor_guard(tensors)
-    if guard is None:
-        return
-    ht_shape = None if pool or ht is None else tuple(ht.shape)
-    entries = _eager.get(scalars)
+def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic_launch=None) -> None:
+    """Keep the bound launch of a full-path call under its key from :func:`eager_call`, and for
+    a varlen prefill call its ``chunk.ElasticPrefill`` (``elastic_launch``) in ``_elastic``."""
+    scalars, tensors, exact, elastic = key
+    if exact:
+        guard = tensor_guard(tensors)
+        if guard is not None:
+            ht_shape = None if pool or ht is None else tuple(ht.shape)
+            _remember(_eager, scalars, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
+    if elastic and elastic_launch is not None:
+        entries = _elastic.get(scalars, [])
+        for old in elastic if isinstance(elastic, tuple) else ():  # entries that declined this call
+            if old.launch.layout == elastic_launch.layout and old in entries:
+                elastic_launch.learn(old.launch)  # the same layout: keep its kernel variants, drop its scratch
+                entries.remove(old)
+        guard = tensor_guard(tensors, _ELASTIC_FREE_DIMS)
+        if guard is not None:
+            ht_shape = None if pool or ht is None else (None, *ht.shape[1:])
+            _remember(_elastic, scalars, _EagerCall(guard, elastic_launch, pool, ht_shape, bool(output_final_state)))
+
+
+def _remember(cache: OrderedDict, scalars: tuple, entry: _EagerCall) -> None:
+    entries = cache.get(scalars)
     if entries is None:
-        entries = _eager[scalars] = []
-        if len(_eager) > _EAGER_CACHE_SIZE:
-            _eager.popitem(last=False)
-    entries.insert(0, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
+        entries = cache[scalars] = []
+        if len(cache) > _EAGER_CACHE_SIZE:
+            cache.popitem(last=False)
+    entries.insert(0, entry)
     del entries[_EAGER_PER_KEY:]
 
 
@@ -404,6 +464,7 @@ def empty_cache() -> None:
 def forget_eager() -> None:
     """Drop the eager shortcut's bound launches and its record of recent misses."""
     _eager.clear()
+    _elastic.clear()
     _seen.clear()
 
 
@@ -433,8 +494,9 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None
         o, ht = run_kda(kind, *args, bind=bind)
-        if bind:
-            remember_eager(eager_key, bind[0], pool is not None, ht, output_final_state)
+        if bind:  # prefill: [BoundPrefill, ElasticPrefill or None]
+            remember_eager(eager_key, bind[0], pool is not None, ht, output_final_state,
+                           bind[1] if len(bind) > 1 else None)
         return o, ht
     o, ht = op(*args)
     if pool is not None:

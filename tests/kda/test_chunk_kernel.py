@@ -1001,6 +1001,70 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
     assert replays == [True, True]
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("state", ["pool", "dense", "none"])
+def test_gpu_eager_varlen_prefill_with_new_token_counts_gives_the_full_path_bits(monkeypatch, state):
+    """Varlen prefill calls whose token count and sequence count change from call to call (how
+    engines run extend) replay one recording (``runner._elastic`` with ``chunk.ElasticPrefill``):
+    each gives the full path's bits (debug mode never takes a shortcut) for o and the states, with
+    T divisible by 16 or not, N of 1 to 5, a sequence of zero tokens and a padded slot; a call
+    needing more scratch than the recording holds, or a layout it does not cover (one long
+    sequence in segments at 4 heads), runs the full path and still matches."""
+    import kimiops
+    from kimiops.kda import runner
+    from kimiops.kda.kernels import chunk
+
+    replays = []
+    replay = chunk.ElasticPrefill.__call__
+
+    def counted(self, *args):
+        out = replay(self, *args)
+        replays.append(out is not None)
+        return out
+
+    monkeypatch.setattr(chunk.ElasticPrefill, "__call__", counted)
+    gen = torch.Generator(device="cuda").manual_seed(12)
+    H, HV, D = 2, 4, 128
+    A_log = torch.log(torch.rand(HV, device="cuda", generator=gen) * 15 + 1)
+    dt = torch.randn(HV * D, device="cuda", generator=gen) * 0.5
+    pool0 = torch.randn(6, HV, D, D, device="cuda", generator=gen) * 0.1
+    batches = [[100, 37], [64, 0, 90], [7], [160, 96], [5, 200, 31, 9, 2], [48], [80, 80], [3000], [700, 650, 11]]
+
+    def call(lens, x, st):
+        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device="cuda")
+        kw = dict(use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+                  A_log=A_log, dt_bias=dt, cu_seqlens=cu, state_v_first=True)
+        if state == "pool":
+            idx = torch.tensor([5, -1, 0, 3, 1][:len(lens)], dtype=torch.int32, device="cuda")
+            return kimiops.chunk_kda(*x, initial_state=st, initial_state_indices=idx, output_final_state=True, **kw)
+        return kimiops.chunk_kda(*x, initial_state=st, output_final_state=state == "dense", **kw)
+
+    runner.forget_eager()
+    for lens in batches:
+        T = sum(lens)
+        x = tuple(torch.randn(1, T, heads, D, device="cuda", generator=gen, dtype=torch.bfloat16)
+                  for heads in (H, H, HV, HV))
+        x = (x[0], x[1], x[2], x[3], torch.randn(1, T, HV, device="cuda", generator=gen, dtype=torch.bfloat16))
+        st0 = (pool0 if state == "pool" else torch.randn(len(lens), HV, D, D, device="cuda", generator=gen) * 0.1
+               if state == "dense" else None)
+        fast_st, full_st = (None, None) if st0 is None else (st0.clone(), st0.clone())
+        o_fast, s_fast = call(lens, x, fast_st)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+        o_full, s_full = call(lens, x, full_st)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full), lens
+        if st0 is not None:
+            assert torch.equal(fast_st, full_st), lens
+        if state == "dense":
+            assert torch.equal(s_fast, s_full), lens
+    # one entry per layout (one sequence: no longest-first order; several: ordered)
+    assert sum(len(e) for e in runner._elastic.values()) == 2
+    # the first call is noted, the second recorded; later calls replay where their kernel variant
+    # was seen ([80, 80] repeats the variant of [160, 96]); the 3000-token prompt (segments at 4
+    # heads) and the last batch (more slots than the recording's scratch) decline
+    assert True in replays and replays[-1] is False, replays
+
+
 def test_every_scratch_buffer_is_known_to_the_eager_shortcut():
     """Every tensor ``_plan`` allocates is in ``_SCRATCH_KEYS``: ``BoundPrefill.build`` declines a
     launch that passes any other tensor, so a missing key would silently turn the shortcut off."""

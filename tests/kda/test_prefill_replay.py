@@ -76,3 +76,144 @@ def test_prefill_key_holds_stream_and_every_alignment(cuda_queries):
     assert prefill_launch_context(q, shifted, q, q, q, None, None, None, None, None) != base
     cuda_queries.stream = 78
     assert prefill_launch_context(q, q, q, q, q, None, None, None, None, None) != base
+
+
+def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, T_rec=None):
+    """A one-part varlen call of ``T`` tokens in ``N`` sequences as ``chunk._plan`` lays it out
+    (scratch views of buffers with ``cap`` slots), its tensors and the launches it would record:
+    stage 1, the longest-first order (N > 1) and the state stage, with stub launchers appending to
+    ``calls``."""
+    from kimiops.kda.kernels import chunk
+
+    C = chunk.CHUNK_SIZE
+    NC = T // C + N
+    cap = cap or NC
+    q, k, g = (torch.randn(1, T, 2, K) for _ in range(3))
+    v, beta = torch.randn(1, T, HV, K), torch.randn(1, T, HV)
+    pool, idx = torch.zeros(6, HV, K, K), torch.arange(N, dtype=torch.int32)
+    cu = torch.arange(N + 1, dtype=torch.int32) * (T // N)
+    cu[-1] = T
+    tensors = (q, k, v, g, beta, pool, idx, pool, idx, cu, None, None)
+    plan = dict(q=q, o=torch.empty_like(v), parts=[(0, NC)], pdl_chain=False, is_varlen=True, seg_max=1, T=T, N=N,
+                HV=HV, K=K, NC=NC)
+    for name in ("w", "tb", "qg", "kg", "aqk", "gc"):
+        plan[name] = torch.zeros(HV, cap, 4)[:, :NC]
+    if 1 < N <= chunk.ORDER_MAX_SEQS:
+        plan["order"] = torch.zeros(1, max(N, 8), dtype=torch.int32)[:, :N]
+    roles = dict(q=q, k=k, g=g, beta=beta, v=v, o=plan["o"], cu_seqlens=cu, h0=pool, ht=pool, h0_indices=idx,
+                 ht_indices=idx, A_log=q, dt_bias=q, chain_done=q, carry=q, track=q, track_idx=q, order=plan.get("order", q),
+                 w_out=plan["w"], tb_out=plan["tb"], qg_out=plan["qg"], kg_out=plan["kg"], aqk_out=plan["aqk"],
+                 gc_out=plan["gc"], w=plan["w"], tb=plan["tb"], qg=plan["qg"], kg=plan["kg"], aqk=plan["aqk"],
+                 gc=plan["gc"])
+    T_rec = T if T_rec is None else T_rec
+    elastic = dict(T=T, N=N, n_programs=NC * HV, slot_hi=NC, LOG_N=max(1, N.bit_length()),
+                   BLOCK=1 << max(0, (N - 1).bit_length()), GRID_3D=True)
+    recorded = []
+    kernels = [(chunk.chunk_intra_kernel, (NC, HV, 1))]
+    if "order" in plan:
+        kernels.append((chunk.longest_first_kernel, (1, 1, 1)))
+    kernels.append((chunk.chunk_state_kernel, (HV, 1, N)))
+    for kernel, grid in kernels:
+        values = [roles.get(n, elastic.get(n, 0)) for n in kernel.arg_names]
+        positions = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
+        recorded.append((_Raw(calls), grid, values, positions, kernel))
+    del T_rec
+    return tensors, plan, recorded
+
+
+def _replayed_values(kernel, call):
+    """``{parameter name: value}`` of one stub launch ``(gx, gy, gz, stream, fn, meta, *values)``."""
+    return dict(zip(kernel.arg_names, call[6:]))
+
+
+def test_elastic_replay_recomputes_what_follows_the_token_and_sequence_counts(cuda_queries):
+    from kimiops.kda.kernels import chunk
+
+    calls = []
+    tensors, plan, recorded = _varlen_recording(calls, T=100, N=3, cap=40)
+    bound = BoundPrefill.build(plan, recorded, tensors)
+    elastic = chunk.ElasticPrefill.build(plan, recorded, bound)
+    assert elastic is not None and elastic.layout == (True, True) and elastic.slot_cap == 40
+    # T = 150 (not a multiple of 16, like 100), N = 3: the recorded kernels' variant
+    new, _, _ = _varlen_recording([], T=150, N=3)
+    o = elastic(*new)
+    assert o is not None and o.shape == new[2].shape
+    intra, order, state = calls
+    NC = 150 // chunk.CHUNK_SIZE + 3
+    assert intra[:3] == (NC, 4, 1) and order[:3] == (1, 1, 1) and state[:3] == (4, 1, 3)
+    vals = _replayed_values(chunk.chunk_intra_kernel, intra)
+    assert (vals["T"], vals["N"], vals["n_programs"], vals["LOG_N"]) == (150, 3, NC * 4, 2)
+    assert vals["q"] == new[0].data_ptr() and vals["w_out"] == plan["w"].data_ptr()  # new inputs, same scratch
+    assert _replayed_values(chunk.chunk_state_kernel, state)["slot_hi"] == NC
+    assert _replayed_values(chunk.chunk_state_kernel, state)["o"] == o.data_ptr()
+    assert _replayed_values(chunk.longest_first_kernel, order)["BLOCK"] == 4
+
+
+def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
+    from kimiops.kda.kernels import chunk
+
+    calls = []
+    tensors, plan, recorded = _varlen_recording(calls, T=100, N=3, cap=40)
+    elastic = chunk.ElasticPrefill.build(plan, recorded, BoundPrefill.build(plan, recorded, tensors))
+    declined = {
+        "T a multiple of 16 (another kernel variant)": _varlen_recording([], T=160, N=3)[0],
+        "more slots than the scratch holds": _varlen_recording([], T=2000, N=3)[0],
+        "one sequence: no longest-first order": _varlen_recording([], T=100, N=1)[0],
+        "five sequences: another order block": _varlen_recording([], T=100, N=5)[0],
+    }
+    for why, new in declined.items():
+        assert elastic(*new) is None, why
+    assert calls == []  # nothing launched by a declined call
+    cuda_queries.stream = 78
+    assert elastic(*_varlen_recording([], T=150, N=3)[0]) is None
+    cuda_queries.stream = 77
+    # a recording of the missing variant teaches it
+    more = []
+    t2, p2, r2 = _varlen_recording(more, T=160, N=3, cap=40)
+    elastic.learn(chunk.ElasticPrefill.build(p2, r2, BoundPrefill.build(p2, r2, t2)))
+    assert elastic(*declined["T a multiple of 16 (another kernel variant)"]) is not None
+
+
+def test_elastic_replay_is_only_for_one_part_varlen_calls(cuda_queries):
+    from kimiops.kda.kernels import chunk
+
+    tensors, plan, recorded = _varlen_recording([], T=100, N=3)
+    bound = BoundPrefill.build(plan, recorded, tensors)
+    assert chunk.ElasticPrefill.build(dict(plan, is_varlen=False), recorded, bound) is None
+    assert chunk.ElasticPrefill.build(dict(plan, parts=[(0, 2), (2, 6)]), recorded, bound) is None
+    assert chunk.ElasticPrefill.build(dict(plan, seg_max=2), recorded, bound) is None
+    assert chunk.ElasticPrefill.build(dict(plan, track=tensors[0]), recorded, bound) is None
+    # the launch rules take segments for few (sequence, head) pairs and pipelined parts for one
+    # long sequence; a batch at 32 heads runs in one part
+    assert chunk.elastic_layout(4096, 2, 4, 128) is None
+    assert chunk.elastic_layout(4096, 1, 32, 128) is None
+    assert chunk.elastic_layout(4096, 2, 32, 128) == (True, True)
+    assert chunk.elastic_layout(200, 1, 32, 128) == (False, True)
+
+
+def test_elastic_guard_leaves_only_the_token_and_sequence_counts_free():
+    """``runner``'s elastic entries: the guard frees T (dimension 1 of the token-major inputs) and
+    N (dimension 0 of cu_seqlens, the indices, a dense state) and nothing else, and a call must
+    agree with itself on T and N."""
+    from kimiops.kda import runner
+
+    def call(T, N, H=2, dense=False, v_heads=4):
+        q, k, g = (torch.randn(1, T, H, 8) for _ in range(3))
+        v, beta = torch.randn(1, T, v_heads, 8), torch.randn(1, T, v_heads)
+        state = torch.zeros(N if dense else 6, v_heads, 8, 8)
+        idx = None if dense else torch.zeros(N, dtype=torch.int32)
+        cu = torch.zeros(N + 1, dtype=torch.int32)
+        return q, k, v, g, beta, state, idx, cu
+
+    rec = call(100, 3)
+    guard = runner.tensor_guard(runner.eager_tensors(*rec, None, None), runner._ELASTIC_FREE_DIMS)
+    assert guard.check(*runner.eager_tensors(*call(37, 5), None, None))
+    assert not guard.check(*runner.eager_tensors(*call(37, 5, H=4), None, None))        # heads are fixed
+    assert not guard.check(*runner.eager_tensors(*call(37, 5, v_heads=2), None, None))
+    q, k, v, g, beta, state, idx, cu = call(50, 2)
+    assert runner._elastic_consistent(q, k, v, g, beta, state, idx, cu)
+    assert not runner._elastic_consistent(q, k[:, :49], v, g, beta, state, idx, cu)
+    assert not runner._elastic_consistent(q, k, v, g, beta, state, idx[:1], cu)
+    q, k, v, g, beta, state, _, cu = call(50, 2, dense=True)
+    assert runner._elastic_consistent(q, k, v, g, beta, state, None, cu)
+    assert not runner._elastic_consistent(q, k, v, g, beta, state[:1], None, cu)

@@ -71,9 +71,11 @@ from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
 import kimiops.launch as fast_launch
 from kimiops.launch import launch, no_launch_hooks, recording
+from triton.backends.compiler import BaseBackend
+from triton.runtime.jit import native_specialize_impl
 from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "BoundPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG",
+__all__ = ["chunk_kda_fwd", "BoundPrefill", "ElasticPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG",
            "STATE_CONFIG_WIDE", "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
@@ -285,6 +287,7 @@ def chunk_kda_fwd(
                                                         cu_seqlens, A_log, dt_bias))
             if bound is not None:
                 bind.append(bound)
+                bind.append(ElasticPrefill.build(plan, launches, bound))
     return plan["o"]
 
 
@@ -323,7 +326,7 @@ class BoundPrefill:
         scratch = tuple(plan[n] for n in _SCRATCH_KEYS if plan.get(n) is not None)
         storages = {t.untyped_storage().data_ptr() for t in scratch}
         launches = []
-        for raw, grid, values, positions in recorded:
+        for raw, grid, values, positions, *_ in recorded:
             template, from_call = list(values), []
             for pos in positions:
                 t = values[pos]
@@ -409,6 +412,150 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         plan["seg_maps"] = get_buffer("kda_seg_maps", dev, torch.float32, HV, (K + V, K), N * (seg_max - 1))
         plan["seg_starts"] = get_buffer("kda_seg_starts", dev, torch.float32, HV, (V, K), N * seg_max)
     return plan
+
+
+# Parameters of the chunk kernels whose values follow a varlen call's token count ``T``, sequence
+# count ``N`` and chunk slots ``NC = T // C + N`` in a one-part call (``ElasticPrefill``); every
+# other argument depends only on the call's signature (flags, dtypes, head sizes, scratch buffers).
+_ELASTIC_VALUES = {
+    "T": lambda T, N, NC, HV: T,
+    "N": lambda T, N, NC, HV: N,
+    "n_programs": lambda T, N, NC, HV: NC * HV,   # stage 1's program count
+    "slot_hi": lambda T, N, NC, HV: NC,           # the state stage's slot range [0, NC)
+    "LOG_N": lambda T, N, NC, HV: max(1, N.bit_length()),   # constexprs
+    "BLOCK": lambda T, N, NC, HV: next_power_of_2(N),
+}
+_ELASTIC_CONSTEXPRS = frozenset(("LOG_N", "BLOCK"))
+
+
+def elastic_layout(T: int, N: int, HV: int, K: int) -> tuple[bool, bool] | None:
+    """``(ordered, grid_3d)`` of a varlen call of ``T`` tokens and ``N`` sequences as ``_plan``
+    lays it out with the default configs (longest-first order, the state stage's 3-D grid), or
+    ``None`` where it takes segments or pipelined parts (calls :class:`ElasticPrefill` does not
+    repeat)."""
+    seq_chunks = cdiv(T, CHUNK_SIZE)
+    if segment_layout(seq_chunks, seq_chunks, N, HV, K)[1] > 1:
+        return None
+    if len(pipeline_parts(T // CHUNK_SIZE + N, N * HV, seqs=N)) > 1:
+        return None
+    return 1 < N <= ORDER_MAX_SEQS, N <= GRID_3D_MAX_SEQS
+
+
+class ElasticPrefill:
+    """The launches of a one-part varlen prefill call, repeatable for new tensors with the same
+    signature except for the token count ``T`` and the sequence count ``N`` (the caller guarantees
+    the rest: ``kimiops.kda.runner`` matches flags, dtypes, head sizes, strides of every other
+    dimension, alignments and the stream). Serving engines run extend eagerly with a new ``T`` on
+    almost every call, which a :class:`BoundPrefill` (exact shapes) never repeats.
+
+    A replay recomputes the arguments that follow ``T`` and ``N`` (``_ELASTIC_VALUES``) and the
+    grids, and takes the compiled kernel of each launch from the variants seen so far: Triton
+    specializes integer arguments on the value 1 and on divisibility by 16, so ``T`` and ``N``
+    select among a few kernels of one signature (``variants``: the specialization of the elastic
+    arguments -> the launcher entry and head; :meth:`learn` adds those of another call). It
+    returns ``None`` (the full path runs) when the call needs a layout this recording does not
+    cover (segments, pipelined parts, another ordering or grid form), more scratch than the
+    recording's buffers hold, a kernel variant not seen yet, or when the device or stream changed,
+    a launch hook is registered or the fast launch path was switched off; nothing is launched then.
+    """
+
+    __slots__ = ("launches", "device", "stream", "scratch", "slot_cap", "seq_cap", "layout", "HV", "K", "fixed_spec")
+
+    def __init__(self, launches, device, stream, scratch, slot_cap, seq_cap, layout, HV, K, fixed_spec):
+        self.launches, self.device, self.stream, self.scratch = launches, device, stream, scratch
+        self.slot_cap, self.seq_cap, self.layout, self.HV, self.K = slot_cap, seq_cap, layout, HV, K
+        self.fixed_spec = fixed_spec  # Triton's specialization of the other int arguments (scratch strides)
+
+    @classmethod
+    def build(cls, plan, recorded, bound):
+        """From a call's plan, its recorded launches (``kimiops.launch.recording``, with their
+        kernels) and the :class:`BoundPrefill` built from them; ``None`` when the call is not a
+        one-part varlen call or a launch is not one of the pipeline's kernels."""
+        if not plan["is_varlen"] or len(plan["parts"]) != 1 or plan.get("seg_max", 1) != 1 \
+                or plan.get("track") is not None:
+            return None
+        N0 = plan["N"]
+        layout = elastic_layout(plan["T"], N0, plan["HV"], plan["K"])
+        if layout is None or layout[0] != (plan.get("order") is not None):
+            return None
+        launches, fixed_spec = [], []
+        for (_, grid, values, _, kernel), (entry, head, _, template, from_call) in zip(recorded, bound.launches):
+            names = kernel.arg_names
+            if kernel is chunk_intra_kernel:
+                grid_of = "slots"   # (NC, HV)
+            elif kernel is longest_first_kernel:
+                grid_of = "fixed"   # one program
+            elif kernel is chunk_state_kernel and values[names.index("GRID_3D")] == layout[1]:
+                grid_of = "seqs_z" if layout[1] else "seqs_x"  # (HV, NV, N) or (NV, HV, N); (N * HV * NV,)
+                if not layout[1]:
+                    grid = (grid[0] // N0, grid[1], grid[2])
+            else:
+                return None
+            elastic = tuple((i, n) for i, n in enumerate(names) if n in _ELASTIC_VALUES)
+            const = tuple(i for i, n in elastic if n in _ELASTIC_CONSTEXPRS)
+            ints = tuple(i for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
+            variants = {_elastic_variant(values, ints, const): (entry, head)}
+            launches.append((grid_of, grid, template, from_call, elastic, ints, const, variants))
+            fixed_spec.append(tuple(native_specialize_impl(BaseBackend, x, False, True, True)
+                                    for i, x in enumerate(template) if type(x) is int and i not in ints))
+        scratch = bound.scratch
+        bases = [t._base if t._base is not None else t for t in (plan[n] for n in ("w", "tb", "qg", "kg", "aqk", "gc"))]
+        slot_cap = min(b.shape[1] for b in bases)
+        order = plan.get("order")
+        seq_cap = (order._base if order._base is not None else order).shape[1] if order is not None else GRID_3D_MAX_SEQS
+        return cls(tuple(launches), bound.device, bound.stream, scratch, slot_cap, seq_cap, layout,
+                   plan["HV"], plan["K"], tuple(fixed_spec))
+
+    def learn(self, other: "ElasticPrefill") -> None:
+        """Add the kernel variants of ``other`` (a recording of the same signature and layout) to
+        this one's, where the two specialize their other integer arguments alike (their scratch
+        strides follow each one's buffers)."""
+        if other.fixed_spec != self.fixed_spec or len(other.launches) != len(self.launches):
+            return
+        for mine, theirs in zip(self.launches, other.launches):
+            for key, value in theirs[-1].items():
+                mine[-1].setdefault(key, value)
+
+    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
+        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
+            return None
+        stream = torch._C._cuda_getCurrentRawStream(self.device)
+        if stream != self.stream:
+            return None
+        T, N = q.shape[1], cu_seqlens.shape[0] - 1
+        NC = T // CHUNK_SIZE + N
+        if T < 1 or N < 1 or NC > self.slot_cap or N > self.seq_cap \
+                or elastic_layout(T, N, self.HV, self.K) != self.layout:
+            return None
+        ready = []
+        for grid_of, grid, template, from_call, elastic, ints, const, variants in self.launches:
+            values = list(template)
+            for pos, name in elastic:
+                values[pos] = _ELASTIC_VALUES[name](T, N, NC, self.HV)
+            hit = variants.get(_elastic_variant(values, ints, const))
+            if hit is None:
+                return None
+            if grid_of == "slots":
+                grid = (NC, grid[1], grid[2])
+            elif grid_of == "seqs_z":
+                grid = (grid[0], grid[1], N)
+            elif grid_of == "seqs_x":  # one flat dimension of N * HV * NV programs (grid[0]: per sequence)
+                grid = (grid[0] * N, grid[1], grid[2])
+            ready.append((hit, grid, values, from_call))
+        o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
+        tensors = (q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o)
+        for (entry, head), (gx, gy, gz), values, from_call in ready:
+            for pos, role in from_call:
+                values[pos] = tensors[role].data_ptr()
+            entry(gx, gy, gz, stream, *head, *values)
+        return o
+
+
+def _elastic_variant(values, ints, const) -> tuple:
+    """What selects the compiled kernel among calls of one signature: Triton's specialization of
+    the elastic integer arguments and the elastic constexprs' values."""
+    return (tuple([native_specialize_impl(BaseBackend, values[i], False, True, True) for i in ints]),
+            tuple([values[i] for i in const]))
 
 
 def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict | None = None) -> int:
