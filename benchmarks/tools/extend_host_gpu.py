@@ -12,9 +12,10 @@ enqueued without synchronizing), the GPU time of one such call (CUDA events arou
 launches were queued behind a long kernel, so the host is not on the clock), and a cProfile of the
 varying calls (top functions by own time and by cumulative time).
 
-    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--pieces] [--profile]
+    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--ab ROUNDS] [--pieces] [--profile]
 """
 import argparse
+import contextlib
 import cProfile
 import io
 import pstats
@@ -87,6 +88,23 @@ def gpu_times(calls: list) -> float:
     return statistics.median(out)
 
 
+@contextlib.contextmanager
+def elastic_replay(on: bool):
+    """Within it, varlen prefill calls with a new token count take the elastic replay (``on``) or,
+    as before it, the full path (no ``ElasticPrefill`` is recorded and none is kept)."""
+    from kimiops.kda import runner  # noqa: PLC0415
+    from kimiops.kda.kernels import chunk  # noqa: PLC0415
+    build = chunk.ElasticPrefill.__dict__["build"]  # the classmethod object itself
+    runner._elastic.clear()
+    if not on:
+        chunk.ElasticPrefill.build = classmethod(lambda cls, *a: None)
+    try:
+        yield
+    finally:
+        setattr(chunk.ElasticPrefill, "build", build)
+        runner._elastic.clear()
+
+
 def timed_pieces():
     """Wrap the prefill host path's pieces with inclusive timers; returns (totals dict, restore)."""
     from kimiops.kda import args as kargs, runner, workspace  # noqa: PLC0415
@@ -136,6 +154,8 @@ def main() -> None:
     p.add_argument("--profile", action="store_true", help="cProfile the varying kimiops calls")
     p.add_argument("--calls", type=int, default=60)
     p.add_argument("--pieces", action="store_true", help="inclusive time per call of the host path's pieces")
+    p.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
+                   help="also time new token counts with the elastic replay switched off, alternating, ROUNDS rounds")
     args = p.parse_args()
     try:
         from fla.ops.kda import chunk_kda as fla_chunk_kda  # noqa: PLC0415
@@ -185,6 +205,15 @@ def main() -> None:
             except Exception as err:  # noqa: BLE001
                 line += f"; FLA failed: {type(err).__name__}: {err}"
         print(line, flush=True)
+        for rnd in range(args.ab):
+            times = {}
+            for mode in ("elastic replay", "without it"):
+                with elastic_replay(mode == "elastic replay"):
+                    for b in make_batches(n_req, 20, lo, hi, gen):  # (re)learns the kernel variants
+                        ours(b)()
+                    times[mode] = host_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])[0]
+            print(f"  A/B round {rnd + 1}, new token counts, until return: "
+                  + ", ".join(f"{m} {t:.1f} us" for m, t in times.items()), flush=True)
         if args.pieces:
             fresh = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]
             totals, restore = timed_pieces()
