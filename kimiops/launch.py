@@ -30,7 +30,8 @@ from triton.runtime.jit import native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
 
-__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "RawLaunch", "recording"]
+__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "specialization", "RawLaunch",
+           "recording"]
 
 # the one switch of the fast path (prefill and decode read it at call time; tests and benchmarks flip it)
 FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
@@ -112,6 +113,14 @@ def specialization_key(kernel, device: int, values: list, options: dict) -> tupl
     return (kernel, device, tuple([options.get(o) for o in LAUNCH_OPTIONS]),
             tuple([values[i] for i in const_idx]),
             tuple([native_specialize_impl(BaseBackend, values[i], False, True, True) for i in runtime_idx]))
+    # (``specialization`` inline: a Python call per argument would cost more than the key's lookup)
+
+
+def specialization(value) -> tuple:
+    """Triton's specialization of one non-constexpr argument (triton 3.6): for a tensor its
+    pointer type and 16-byte alignment, for an int its width and divisibility by 16, or the value
+    1 as a constant."""
+    return native_specialize_impl(BaseBackend, value, False, True, True)
 
 
 _RECORDER = threading.local()

@@ -126,9 +126,9 @@ def test_launch_compiles_once_then_passes_raw_addresses(stubbed_launch):
 
 
 def test_recording_keeps_what_repeats_each_launch(monkeypatch, stubbed_launch):
-    """Inside ``recording``, each launch leaves its raw launch, grid, arguments (tensors as given)
-    and tensor positions, whether compiled just now or found; a launch through Triton's own path
-    leaves ``None``."""
+    """Inside ``recording``, each launch leaves its raw launch, grid, arguments (tensors as given),
+    tensor positions and kernel, whether compiled just now or found; a launch through Triton's own
+    path leaves ``None``."""
     fast_launch = stubbed_launch
     kernel = _FakeJIT()
     x = torch.empty(32, dtype=torch.float16)
@@ -136,8 +136,9 @@ def test_recording_keeps_what_repeats_each_launch(monkeypatch, stubbed_launch):
         fast_launch.launch(kernel, (3, 2), x, 32, 1.5, B=16)   # compiled now
         fast_launch.launch(kernel, (3, 2), x, 32, 1.5, B=16)   # found
     assert len(rec) == 2 and rec[0][0] is rec[1][0]
-    for raw, grid, values, positions in rec:
+    for raw, grid, values, positions, launched in rec:
         assert grid == (3, 2, 1) and values[0] is x and values[1:] == [32, 1.5, 16] and positions == (0,)
+        assert launched is kernel
     monkeypatch.setattr(fast_launch, "FAST_LAUNCH", False)
     with fast_launch.recording([]) as rec:
         fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)

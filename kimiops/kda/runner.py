@@ -254,10 +254,10 @@ def register_kda_op(kind: KDAKind):
 # token count T and the sequence count N free (the token dimension of q, k, v, g, beta and the
 # first dimension of cu_seqlens, the indices and a dense state) and whose launches are a
 # ``chunk.ElasticPrefill``, which recomputes what follows T and N. A call then also has to agree
-# with itself on T and N (``_elastic_consistent``), which the exact guard implied. Measured on the
-# H200 host before it (``logs_h200_20261201i/r2_extend_host_pieces.log``): extend calls with a new
-# token count took 258-524 us until return against 34-87 us for a repeated signature and 60-200 us
-# of GPU time. Pipelined parts and segments (one long sequence, few heads) stay exact-only.
+# with itself on T and N (``_elastic_consistent``), which the exact guard implied. H200 host, extend
+# of one request with a new token count every call (``logs_h200_20261201i/r7_extend_host_ab.log``,
+# one process): 52.6 us until return with it, 247.4 us without it, 63 us of GPU time. Pipelined
+# parts and segments (one long sequence, few heads) stay exact-only.
 _EAGER_CACHE_SIZE = 64      # scalar keys
 _EAGER_PER_KEY = 8          # tensor signatures per scalar key (most recent first)
 _EAGER_SEEN_SIZE = 256      # recent misses whose next sighting is recorded

@@ -78,7 +78,7 @@ def test_prefill_key_holds_stream_and_every_alignment(cuda_queries):
     assert prefill_launch_context(q, q, q, q, q, None, None, None, None, None) != base
 
 
-def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, T_rec=None):
+def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, order_cap=8):
     """A one-part varlen call of ``T`` tokens in ``N`` sequences as ``chunk._plan`` lays it out
     (scratch views of buffers with ``cap`` slots), its tensors and the launches it would record:
     stage 1, the longest-first order (N > 1) and the state stage, with stub launchers appending to
@@ -99,13 +99,12 @@ def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, T_rec=None):
     for name in ("w", "tb", "qg", "kg", "aqk", "gc"):
         plan[name] = torch.zeros(HV, cap, 4)[:, :NC]
     if 1 < N <= chunk.ORDER_MAX_SEQS:
-        plan["order"] = torch.zeros(1, max(N, 8), dtype=torch.int32)[:, :N]
+        plan["order"] = torch.zeros(1, max(N, order_cap), dtype=torch.int32)[:, :N]
     roles = dict(q=q, k=k, g=g, beta=beta, v=v, o=plan["o"], cu_seqlens=cu, h0=pool, ht=pool, h0_indices=idx,
                  ht_indices=idx, A_log=q, dt_bias=q, chain_done=q, carry=q, track=q, track_idx=q, order=plan.get("order", q),
                  w_out=plan["w"], tb_out=plan["tb"], qg_out=plan["qg"], kg_out=plan["kg"], aqk_out=plan["aqk"],
                  gc_out=plan["gc"], w=plan["w"], tb=plan["tb"], qg=plan["qg"], kg=plan["kg"], aqk=plan["aqk"],
                  gc=plan["gc"])
-    T_rec = T if T_rec is None else T_rec
     elastic = dict(T=T, N=N, n_programs=NC * HV, slot_hi=NC, LOG_N=max(1, N.bit_length()),
                    BLOCK=1 << max(0, (N - 1).bit_length()), GRID_3D=True)
     recorded = []
@@ -117,7 +116,6 @@ def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, T_rec=None):
         values = [roles.get(n, elastic.get(n, 0)) for n in kernel.arg_names]
         positions = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
         recorded.append((_Raw(calls), grid, values, positions, kernel))
-    del T_rec
     return tensors, plan, recorded
 
 
@@ -147,6 +145,14 @@ def test_elastic_replay_recomputes_what_follows_the_token_and_sequence_counts(cu
     assert _replayed_values(chunk.chunk_state_kernel, state)["slot_hi"] == NC
     assert _replayed_values(chunk.chunk_state_kernel, state)["o"] == o.data_ptr()
     assert _replayed_values(chunk.longest_first_kernel, order)["BLOCK"] == 4
+    # another sequence count of the same kernel variant (N = 5 and 6: LOG_N 3, BLOCK 8; 8 slots)
+    calls.clear()
+    tensors, plan, recorded = _varlen_recording(calls, T=100, N=5, cap=40)
+    elastic = chunk.ElasticPrefill.build(plan, recorded, BoundPrefill.build(plan, recorded, tensors))
+    assert elastic(*_varlen_recording([], T=70, N=6)[0]) is not None
+    intra, order, state = calls
+    assert intra[:3] == (8, 4, 1) and state[:3] == (4, 1, 6)
+    assert _replayed_values(chunk.chunk_intra_kernel, intra)["N"] == 6
 
 
 def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
@@ -157,13 +163,21 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     elastic = chunk.ElasticPrefill.build(plan, recorded, BoundPrefill.build(plan, recorded, tensors))
     declined = {
         "T a multiple of 16 (another kernel variant)": _varlen_recording([], T=160, N=3)[0],
-        "more slots than the scratch holds": _varlen_recording([], T=2000, N=3)[0],
+        "more slots than the scratch holds": _varlen_recording([], T=1500, N=3)[0],  # the recorded variant
         "one sequence: no longest-first order": _varlen_recording([], T=100, N=1)[0],
         "five sequences: another order block": _varlen_recording([], T=100, N=5)[0],
     }
     for why, new in declined.items():
         assert elastic(*new) is None, why
     assert calls == []  # nothing launched by a declined call
+    # the same kernel variant, only the layout or the order buffer differ
+    t5, p5, r5 = _varlen_recording(calls, T=100, N=5, cap=40, order_cap=5)
+    five = chunk.ElasticPrefill.build(p5, r5, BoundPrefill.build(p5, r5, t5))
+    assert five(*_varlen_recording([], T=70, N=6)[0]) is None  # more sequences than its order buffer holds
+    t2, p2, r2 = _varlen_recording(calls, T=100, N=2, cap=200)
+    two = chunk.ElasticPrefill.build(p2, r2, BoundPrefill.build(p2, r2, t2))
+    assert two(*_varlen_recording([], T=3000, N=2)[0]) is None  # 94 chunks at 8 pairs: segments
+    assert calls == []
     cuda_queries.stream = 78
     assert elastic(*_varlen_recording([], T=150, N=3)[0]) is None
     cuda_queries.stream = 77
@@ -212,8 +226,80 @@ def test_elastic_guard_leaves_only_the_token_and_sequence_counts_free():
     assert not guard.check(*runner.eager_tensors(*call(37, 5, v_heads=2), None, None))
     q, k, v, g, beta, state, idx, cu = call(50, 2)
     assert runner._elastic_consistent(q, k, v, g, beta, state, idx, cu)
-    assert not runner._elastic_consistent(q, k[:, :49], v, g, beta, state, idx, cu)
+    for i in range(1, 5):  # k, v, g, beta with another token count than q
+        args = [q, k, v, g, beta]
+        args[i] = args[i][:, :49]
+        assert not runner._elastic_consistent(*args, state, idx, cu)
     assert not runner._elastic_consistent(q, k, v, g, beta, state, idx[:1], cu)
     q, k, v, g, beta, state, _, cu = call(50, 2, dense=True)
     assert runner._elastic_consistent(q, k, v, g, beta, state, None, cu)
     assert not runner._elastic_consistent(q, k, v, g, beta, state[:1], None, cu)
+
+
+def test_elastic_entries_replace_their_layout_and_keep_other_layouts():
+    """``runner.remember_eager`` for a varlen call that elastic entries declined: the new recording
+    learns the kernel variants of the declined entry of its own layout and replaces it; entries of
+    another layout (one request, a batch) stay beside it."""
+    from kimiops.kda import runner
+
+    class Launch:
+        def __init__(self, layout):
+            self.layout, self.learned = layout, []
+
+        def learn(self, other):
+            self.learned.append(other)
+
+    q, k, v, g, beta = (torch.randn(1, 50, 2, 8) for _ in range(5))
+    cu, idx, pool = torch.zeros(3, dtype=torch.int32), torch.zeros(2, dtype=torch.int32), torch.zeros(4, 2, 8, 8)
+    tensors = runner.eager_tensors(q, k, v, g, beta, pool, idx, cu, None, None)
+    scalars = ("test-signature",)
+    runner.forget_eager()
+    try:
+        runner.remember_eager((scalars, tensors, False, True), None, True, None, True, Launch((True, True)))
+        runner.remember_eager((scalars, tensors, False, True), None, True, None, True, Launch((False, True)))
+        batch, single = runner._elastic[scalars][1], runner._elastic[scalars][0]
+        assert (batch.launch.layout, single.launch.layout) == ((True, True), (False, True))
+        newer = Launch((True, True))
+        runner.remember_eager((scalars, tensors, False, (single, batch)), None, True, None, True, newer)
+        assert newer.learned == [batch.launch]  # only the entry of its own layout
+        assert [e.launch for e in runner._elastic[scalars]] == [newer, single.launch]
+        assert runner._eager == {}  # not seen twice with these exact shapes: no exact entry
+        assert runner._elastic[scalars][0].guard.check(*runner.eager_tensors(
+            *(torch.randn(1, 90, 2, 8) for _ in range(5)), pool, torch.zeros(3, dtype=torch.int32),
+            torch.zeros(4, dtype=torch.int32), None, None))
+    finally:
+        runner.forget_eager()
+
+
+def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
+    """A varlen call with a dense state: the elastic entry allocates the final state for the
+    call's own sequence count; a call recorded only for its exact shapes leaves no elastic entry."""
+    from kimiops.kda import runner
+
+    class Launch:
+        layout = (True, True)
+
+        def __call__(self, *args):
+            self.ht = args[7]
+            return torch.empty(0)
+
+    def tensors(T, N):
+        return runner.eager_tensors(*(torch.randn(1, T, 2, 8) for _ in range(5)), torch.zeros(N, 2, 8, 8), None,
+                                    torch.zeros(N + 1, dtype=torch.int32), None, None)
+
+    scalars = ("test-dense",)
+    runner.forget_eager()
+    try:
+        launch = Launch()
+        runner.remember_eager((scalars, tensors(50, 2), True, False), None, False, torch.empty(2, 2, 8, 8), True,
+                              launch)
+        assert scalars not in runner._elastic and len(runner._eager[scalars]) == 1
+        runner.remember_eager((scalars, tensors(50, 2), False, True), None, False, torch.empty(2, 2, 8, 8), True,
+                              launch)
+        entry = runner._elastic[scalars][0]
+        new = tensors(90, 5)
+        assert entry.guard.check(*new)
+        o, ht = entry(*new[:5], new[5], None, new[7], None, None)
+        assert ht is launch.ht and ht.shape == (5, 2, 8, 8)
+    finally:
+        runner.forget_eager()

@@ -70,13 +70,11 @@ from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
 import kimiops.launch as fast_launch
-from kimiops.launch import launch, no_launch_hooks, recording
-from triton.backends.compiler import BaseBackend
-from triton.runtime.jit import native_specialize_impl
+from kimiops.launch import launch, no_launch_hooks, recording, specialization
 from kimiops.streams import forked_stream
 
-__all__ = ["chunk_kda_fwd", "BoundPrefill", "ElasticPrefill", "pipeline_parts", "CHUNK_SIZE", "NUMERICS_CONFIG", "INTRA_CONFIG",
-           "STATE_CONFIG_WIDE", "PIPELINE_CONFIG"]
+__all__ = ["chunk_kda_fwd", "BoundPrefill", "ElasticPrefill", "elastic_layout", "pipeline_parts", "CHUNK_SIZE",
+           "NUMERICS_CONFIG", "INTRA_CONFIG", "STATE_CONFIG_WIDE", "PIPELINE_CONFIG"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -496,8 +494,8 @@ class ElasticPrefill:
             ints = tuple(i for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
             variants = {_elastic_variant(values, ints, const): (entry, head)}
             launches.append((grid_of, grid, template, from_call, elastic, ints, const, variants))
-            fixed_spec.append(tuple(native_specialize_impl(BaseBackend, x, False, True, True)
-                                    for i, x in enumerate(template) if type(x) is int and i not in ints))
+            fixed_spec.append(tuple(specialization(x) for i, x in enumerate(template)
+                                    if type(x) is int and i not in ints))
         scratch = bound.scratch
         bases = [t._base if t._base is not None else t for t in (plan[n] for n in ("w", "tb", "qg", "kg", "aqk", "gc"))]
         slot_cap = min(b.shape[1] for b in bases)
@@ -554,8 +552,7 @@ class ElasticPrefill:
 def _elastic_variant(values, ints, const) -> tuple:
     """What selects the compiled kernel among calls of one signature: Triton's specialization of
     the elastic integer arguments and the elastic constexprs' values."""
-    return (tuple([native_specialize_impl(BaseBackend, values[i], False, True, True) for i in ints]),
-            tuple([values[i] for i in const]))
+    return tuple([specialization(values[i]) for i in ints]), tuple([values[i] for i in const])
 
 
 def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict | None = None) -> int:
