@@ -423,17 +423,20 @@ def seen_before(shapes: tuple) -> bool:
 
 
 def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic_launch=None) -> None:
-    """Keep the bound launch of a full-path call under its key from :func:`eager_call`, and for
-    a varlen prefill call its ``chunk.ElasticPrefill`` (``elastic_launch``) in ``_elastic``."""
+    """Keep the bound launch of a full-path call under its key from :func:`eager_call` in
+    ``_eager``, or for a varlen prefill call its ``chunk.ElasticPrefill`` (``elastic_launch``) in
+    ``_elastic`` instead: it repeats the call's own shapes as well, and exact entries that no
+    later call of a changing token count matches would only add guard checks to every lookup."""
     scalars, tensors, exact, elastic = key
-    if exact:
+    elastic = elastic and elastic_launch is not None
+    if exact and not elastic:  # an elastic entry repeats these shapes too (the same launches)
         guard = tensor_guard(tensors)
         if guard is not None:
             ht_shape = None if pool or ht is None else tuple(ht.shape)
             _remember(_eager, scalars, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
-    if elastic and elastic_launch is not None:
+    if elastic:
         entries = _elastic.get(scalars, [])
-        for old in elastic if isinstance(elastic, tuple) else ():  # entries that declined this call
+        for old in key[3] if isinstance(key[3], tuple) else ():  # entries that declined this call
             if old.launch.layout == elastic_launch.layout and old in entries:
                 elastic_launch.learn(old.launch)  # the same layout: keep its kernel variants, drop its scratch
                 entries.remove(old)

@@ -917,10 +917,26 @@ def test_gpu_fast_launch_bit_identical_and_keyed_on_alignment():
         assert torch.equal(outs[name][1], outs["triton"][1]), name
 
 
+def _count_replays(monkeypatch, cls) -> list:
+    """A list that gets, for each call of ``cls`` (a recorded prefill's replay), whether it replayed
+    (``True``) or declined."""
+    replays = []
+    replay = cls.__call__
+
+    def counted(self, *args):
+        out = replay(self, *args)
+        replays.append(out is not None)
+        return out
+
+    monkeypatch.setattr(cls, "__call__", counted)
+    return replays
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", ["pool_varlen", "state_out", "b1_parts", "b1_segments"])
 def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case):
-    """The eager prefill shortcut (``runner._eager`` with ``chunk.BoundPrefill``): calls repeating a
+    """The eager prefill shortcut (``runner._eager`` with ``chunk.BoundPrefill``; varlen calls in one
+    part: ``runner._elastic`` with ``chunk.ElasticPrefill``): calls repeating a
     signature replay the recorded launches with the new tensors, and give the full path's bits
     (debug mode never takes the shortcut) for new values, pools with a padded slot, final states,
     pipelined parts (B1 T4096 with segments off: parts chained by PDL) and segments (B1 T4096 at
@@ -929,15 +945,10 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
     from kimiops.kda import runner
     from kimiops.kda.kernels import chunk
 
-    replays = []
-    replay = chunk.BoundPrefill.__call__
-
-    def counted(self, *args):
-        out = replay(self, *args)
-        replays.append(out is not None)
-        return out
-
-    monkeypatch.setattr(chunk.BoundPrefill, "__call__", counted)
+    # varlen calls in one part are kept as elastic entries (any token count), the others as exact ones
+    elastic = case == "pool_varlen"
+    replays = _count_replays(monkeypatch, chunk.ElasticPrefill if elastic else chunk.BoundPrefill)
+    kept_as = runner._elastic if elastic else runner._eager
     if case == "b1_parts":
         monkeypatch.setitem(chunk.PIPELINE_CONFIG, "segments", 1)
     gen = torch.Generator(device="cuda").manual_seed(11)
@@ -976,7 +987,8 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
         assert torch.equal(fast_state, full_state)
         kept.append((o_fast, o_full.clone()))
     assert all(torch.equal(a, b) for a, b in kept)
-    assert sum(len(e) for e in runner._eager.values()) == 1
+    assert sum(len(e) for e in kept_as.values()) == 1
+    assert sum(len(e) for e in (runner._eager if elastic else runner._elastic).values()) == 0
     assert replays == [True]  # the first call is noted, the second recorded, the third replayed
     # q at an address that is not 16-byte aligned (same shape and strides): another key, whose second
     # call records and whose third replays; all give the full path's bits for the same misaligned q.
@@ -997,7 +1009,7 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
     monkeypatch.delenv("KIMIOPS_DEBUG")
     for o_fast, fast_state in fast:
         assert torch.equal(o_fast, o_full) and torch.equal(fast_state, full_state)
-    assert sum(len(e) for e in runner._eager.values()) == 2
+    assert sum(len(e) for e in kept_as.values()) == 2
     assert replays == [True, True]
 
 
@@ -1014,15 +1026,7 @@ def test_gpu_eager_varlen_prefill_with_new_token_counts_gives_the_full_path_bits
     from kimiops.kda import runner
     from kimiops.kda.kernels import chunk
 
-    replays = []
-    replay = chunk.ElasticPrefill.__call__
-
-    def counted(self, *args):
-        out = replay(self, *args)
-        replays.append(out is not None)
-        return out
-
-    monkeypatch.setattr(chunk.ElasticPrefill, "__call__", counted)
+    replays = _count_replays(monkeypatch, chunk.ElasticPrefill)
     gen = torch.Generator(device="cuda").manual_seed(12)
     H, HV, D = 2, 4, 128
     A_log = torch.log(torch.rand(HV, device="cuda", generator=gen) * 15 + 1)

@@ -296,10 +296,14 @@ def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
         assert scalars not in runner._elastic and len(runner._eager[scalars]) == 1
         runner.remember_eager((scalars, tensors(50, 2), False, True), None, False, torch.empty(2, 2, 8, 8), True,
                               launch)
+        assert len(runner._eager[scalars]) == 1  # its exact shapes: the elastic entry covers them
+        runner.remember_eager((scalars, tensors(60, 2), True, True), None, False, torch.empty(2, 2, 8, 8), True,
+                              Launch())
+        assert len(runner._eager[scalars]) == 1 and len(runner._elastic[scalars]) == 2
         entry = runner._elastic[scalars][0]
         new = tensors(90, 5)
         assert entry.guard.check(*new)
         o, ht = entry(*new[:5], new[5], None, new[7], None, None)
-        assert ht is launch.ht and ht.shape == (5, 2, 8, 8)
+        assert ht is entry.launch.ht and ht.shape == (5, 2, 8, 8)
     finally:
         runner.forget_eager()

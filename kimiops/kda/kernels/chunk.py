@@ -341,19 +341,37 @@ class BoundPrefill:
         return cls(tuple(launches), device, torch._C._cuda_getCurrentRawStream(device), scratch)
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
-        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
-            return None
-        stream = torch._C._cuda_getCurrentRawStream(self.device)
-        if stream != self.stream:
+        stream = _replay_stream(self.device, self.stream)
+        if stream is None:
             return None
         o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
-        tensors = (q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o)
-        for entry, head, (gx, gy, gz), template, from_call in self.launches:
-            values = list(template)
-            for pos, role in from_call:
-                values[pos] = tensors[role].data_ptr()
-            entry(gx, gy, gz, stream, *head, *values)
+        _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o), stream,
+                [(entry, head, grid, list(template), from_call)
+                 for entry, head, grid, template, from_call in self.launches])
         return o
+
+
+def _replay_stream(device: int, stream: int) -> int | None:
+    """The current stream (raw) where launches recorded on ``device`` and ``stream`` may be
+    repeated: the same device and stream, the fast launch path on and no launch hook; else ``None``."""
+    if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != device or not no_launch_hooks():
+        return None
+    current = torch._C._cuda_getCurrentRawStream(device)
+    return current if current == stream else None
+
+
+def _replay(tensors: tuple, stream: int, launches) -> None:
+    """Launch ``(entry, head, grid, values, from_call)`` in order, ``values[pos]`` set to the
+    address of ``tensors[role]`` for each ``(pos, role)`` of ``from_call`` (``values`` is filled in place)."""
+    for entry, head, (gx, gy, gz), values, from_call in launches:
+        for pos, role in from_call:
+            values[pos] = tensors[role].data_ptr()
+        entry(gx, gy, gz, stream, *head, *values)
+
+
+def _capacity(view: torch.Tensor) -> int:
+    """Size of dimension 1 of the buffer a ``workspace.get_buffer`` view was cut from."""
+    return (view._base if view._base is not None else view).shape[1]
 
 
 def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
@@ -496,12 +514,9 @@ class ElasticPrefill:
             launches.append((grid_of, grid, template, from_call, elastic, ints, const, variants))
             fixed_spec.append(tuple(specialization(x) for i, x in enumerate(template)
                                     if type(x) is int and i not in ints))
-        scratch = bound.scratch
-        bases = [t._base if t._base is not None else t for t in (plan[n] for n in ("w", "tb", "qg", "kg", "aqk", "gc"))]
-        slot_cap = min(b.shape[1] for b in bases)
-        order = plan.get("order")
-        seq_cap = (order._base if order._base is not None else order).shape[1] if order is not None else GRID_3D_MAX_SEQS
-        return cls(tuple(launches), bound.device, bound.stream, scratch, slot_cap, seq_cap, layout,
+        slot_cap = min(_capacity(plan[n]) for n in ("w", "tb", "qg", "kg", "aqk", "gc"))
+        seq_cap = _capacity(plan["order"]) if plan.get("order") is not None else GRID_3D_MAX_SEQS
+        return cls(tuple(launches), bound.device, bound.stream, bound.scratch, slot_cap, seq_cap, layout,
                    plan["HV"], plan["K"], tuple(fixed_spec))
 
     def learn(self, other: "ElasticPrefill") -> None:
@@ -515,10 +530,8 @@ class ElasticPrefill:
                 mine[-1].setdefault(key, value)
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
-        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
-            return None
-        stream = torch._C._cuda_getCurrentRawStream(self.device)
-        if stream != self.stream:
+        stream = _replay_stream(self.device, self.stream)
+        if stream is None:
             return None
         T, N = q.shape[1], cu_seqlens.shape[0] - 1
         NC = T // CHUNK_SIZE + N
@@ -539,13 +552,9 @@ class ElasticPrefill:
                 grid = (grid[0], grid[1], N)
             elif grid_of == "seqs_x":  # one flat dimension of N * HV * NV programs (grid[0]: per sequence)
                 grid = (grid[0] * N, grid[1], grid[2])
-            ready.append((hit, grid, values, from_call))
+            ready.append((*hit, grid, values, from_call))
         o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
-        tensors = (q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o)
-        for (entry, head), (gx, gy, gz), values, from_call in ready:
-            for pos, role in from_call:
-                values[pos] = tensors[role].data_ptr()
-            entry(gx, gy, gz, stream, *head, *values)
+        _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o), stream, ready)
         return o
 
 
@@ -553,6 +562,12 @@ def _elastic_variant(values, ints, const) -> tuple:
     """What selects the compiled kernel among calls of one signature: Triton's specialization of
     the elastic integer arguments and the elastic constexprs' values."""
     return tuple([specialization(values[i]) for i in ints]), tuple([values[i] for i in const])
+
+
+def _pipeline_config(config: dict | None) -> dict:
+    """``PIPELINE_CONFIG`` with ``config``'s keys overridden (read only; no copy without overrides:
+    the elastic replay asks for the layout on every call)."""
+    return dict(PIPELINE_CONFIG, **config) if config else PIPELINE_CONFIG
 
 
 def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict | None = None) -> int:
@@ -565,7 +580,7 @@ def segment_count(total_chunks: int, seqs: int, heads: int, K: int, config: dict
         K: head dim of q and k (the rule takes segments at K <= 128 only, where they were timed).
         config: ``PIPELINE_CONFIG`` keys to override.
     """
-    pc = dict(PIPELINE_CONFIG, **(config or {}))
+    pc = _pipeline_config(config)
     if total_chunks < 2 or seqs < 1 or heads < 1:
         return 1
     if pc["segments"]:
@@ -590,8 +605,8 @@ def segment_layout(total_chunks: int, seq_chunks: int, seqs: int, heads: int, K:
         total_chunks, seqs, heads, K, config: as ``segment_count``.
         seq_chunks: chunks of the longest possible sequence (``cdiv(T, C)``).
     """
-    pc = dict(PIPELINE_CONFIG, **(config or {}))
-    p = segment_count(total_chunks, seqs, heads, K, pc)
+    pc = _pipeline_config(config)
+    p = segment_count(total_chunks, seqs, heads, K, config)
     seg_len = cdiv(total_chunks, p)
     seg_max = cdiv(seq_chunks, seg_len)
     fewest = 2 if pc["segments"] else max(2, pc["segment_min_per_seq"])
@@ -614,7 +629,7 @@ def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None, seqs: i
         ``min(max(min_parts, n_slots // part_slots), max_parts, n_slots // min_part_slots)``
         near-equal parts (at least one).
     """
-    pc = dict(PIPELINE_CONFIG, **(config or {}))
+    pc = _pipeline_config(config)
     n = max(pc["min_parts"], n_slots // max(1, pc["part_slots"]))
     n = max(1, min(n, pc["max_parts"], n_slots // max(1, pc["min_part_slots"])))
     if pairs >= pc["below_pairs"] or seqs > pc["max_seqs"]:
