@@ -186,6 +186,13 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     t2, p2, r2 = _varlen_recording(more, T=160, N=3, cap=40)
     elastic.learn(chunk.ElasticPrefill.build(p2, r2, BoundPrefill.build(p2, r2, t2)))
     assert elastic(*declined["T a multiple of 16 (another kernel variant)"]) is not None
+    # a recording of another sequence count (its order block 16, a multiple of 16, and a larger
+    # order buffer) takes the place of the old one (``runner.remember_eager``) and learns its variants
+    t9, p9, r9 = _varlen_recording(more, T=100, N=9, cap=40, order_cap=16)
+    nine = chunk.ElasticPrefill.build(p9, r9, BoundPrefill.build(p9, r9, t9))
+    nine.learn(elastic)
+    for T, N in ((100, 9), (160, 3), (150, 3)):
+        assert nine(*_varlen_recording([], T=T, N=N)[0]) is not None, (T, N)
 
 
 def test_elastic_replay_is_only_for_one_part_varlen_calls(cuda_queries):

@@ -11,6 +11,7 @@ muts = [
  ("kimiops/kda/kernels/chunk.py", "    return (view._base if view._base is not None else view).shape[1]", "    return view.shape[1]"),
  ("kimiops/kda/kernels/chunk.py", "                mine[-1].setdefault(key, value)", "                pass"),
  ("kimiops/kda/kernels/chunk.py", "        if not plan[\"is_varlen\"] or len(plan[\"parts\"]) != 1 or plan.get(\"seg_max\", 1) != 1 \\", "        if not plan[\"is_varlen\"] or plan.get(\"seg_max\", 1) != 1 \\"),
+ ("kimiops/kda/kernels/chunk.py", "                                    if type(x) is int and i not in follows))", "                                    if type(x) is int))"),
  ("kimiops/kda/runner.py", "    if not (k.shape[1] == v.shape[1] == g.shape[1] == beta.shape[1] == T):", "    if not (k.shape[1] == T):"),
  ("kimiops/kda/runner.py", "        return indices.shape[0] == N", "        return True"),
  ("kimiops/kda/runner.py", "            if old.launch.layout == elastic_launch.layout and old in entries:", "            if old in entries:"),

@@ -480,7 +480,7 @@ class ElasticPrefill:
     def __init__(self, launches, device, stream, scratch, slot_cap, seq_cap, layout, HV, K, fixed_spec):
         self.launches, self.device, self.stream, self.scratch = launches, device, stream, scratch
         self.slot_cap, self.seq_cap, self.layout, self.HV, self.K = slot_cap, seq_cap, layout, HV, K
-        self.fixed_spec = fixed_spec  # Triton's specialization of the other int arguments (scratch strides)
+        self.fixed_spec = fixed_spec  # Triton's specialization of the int arguments that do not follow T and N
 
     @classmethod
     def build(cls, plan, recorded, bound):
@@ -512,8 +512,9 @@ class ElasticPrefill:
             ints = tuple(i for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
             variants = {_elastic_variant(values, ints, const): (entry, head)}
             launches.append((grid_of, grid, template, from_call, elastic, ints, const, variants))
+            follows = {i for i, _ in elastic}
             fixed_spec.append(tuple(specialization(x) for i, x in enumerate(template)
-                                    if type(x) is int and i not in ints))
+                                    if type(x) is int and i not in follows))
         slot_cap = min(_capacity(plan[n]) for n in ("w", "tb", "qg", "kg", "aqk", "gc"))
         seq_cap = _capacity(plan["order"]) if plan.get("order") is not None else GRID_3D_MAX_SEQS
         return cls(tuple(launches), bound.device, bound.stream, bound.scratch, slot_cap, seq_cap, layout,
