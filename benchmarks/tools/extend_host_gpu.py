@@ -12,7 +12,7 @@ enqueued without synchronizing), the GPU time of one such call (CUDA events arou
 launches were queued behind a long kernel, so the host is not on the clock), and a cProfile of the
 varying calls (top functions by own time and by cumulative time).
 
-    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--ab ROUNDS] [--pieces] [--profile]
+    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--ab ROUNDS [--ab-only]] [--pieces] [--profile]
 """
 import argparse
 import contextlib
@@ -156,6 +156,8 @@ def main() -> None:
     p.add_argument("--pieces", action="store_true", help="inclusive time per call of the host path's pieces")
     p.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
                    help="also time new token counts with the elastic replay switched off, alternating, ROUNDS rounds")
+    p.add_argument("--ab-only", action="store_true",
+                   help="with --ab: skip the other measurements and FLA (a cold machine spends minutes compiling)")
     args = p.parse_args()
     try:
         from fla.ops.kda import chunk_kda as fla_chunk_kda  # noqa: PLC0415
@@ -186,25 +188,29 @@ def main() -> None:
         warm = make_batches(n_req, 40, lo, hi, gen)  # compiles every specialization the lengths reach
         for b in warm:
             ours(b)()
-        batches = make_batches(n_req, args.calls, lo, hi, gen)
-        varying = [ours(b) for b in batches]
-        until = host_times(varying)[0]
-        pace = host_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])[1]
+        if args.ab_only:
+            batches = []
+        else:
+            batches = make_batches(n_req, args.calls, lo, hi, gen)
+        until = host_times([ours(b) for b in batches])[0] if batches else None
         gpu = gpu_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])
-        repeated = [ours(batches[0])] * args.calls
-        r_until, r_pace = host_times(repeated)
-        line = (f"N={n_req} lengths {lo}-{hi}: new token counts: until return {until:.1f} us, pace {pace:.1f}; "
-                f"one signature repeated {r_until:.1f} / {r_pace:.1f}; GPU {gpu:.1f} us")
-        if fla_chunk_kda is not None:
-            try:
-                fl = [fla(b) for b in batches]
-                for fn in fl[:5]:
-                    fn()
-                f_until, f_pace = host_times(fl)
-                line += f"; FLA until return {f_until:.1f}, pace {f_pace:.1f}, GPU {gpu_times(fl):.1f}"
-            except Exception as err:  # noqa: BLE001
-                line += f"; FLA failed: {type(err).__name__}: {err}"
-        print(line, flush=True)
+        if args.ab_only:
+            print(f"N={n_req} lengths {lo}-{hi}: GPU {gpu:.1f} us", flush=True)
+        else:
+            pace = host_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])[1]
+            r_until, r_pace = host_times([ours(batches[0])] * args.calls)
+            line = (f"N={n_req} lengths {lo}-{hi}: new token counts: until return {until:.1f} us, pace {pace:.1f}; "
+                    f"one signature repeated {r_until:.1f} / {r_pace:.1f}; GPU {gpu:.1f} us")
+            if fla_chunk_kda is not None:
+                try:
+                    fl = [fla(b) for b in batches]
+                    for fn in fl[:5]:
+                        fn()
+                    f_until, f_pace = host_times(fl)
+                    line += f"; FLA until return {f_until:.1f}, pace {f_pace:.1f}, GPU {gpu_times(fl):.1f}"
+                except Exception as err:  # noqa: BLE001
+                    line += f"; FLA failed: {type(err).__name__}: {err}"
+            print(line, flush=True)
         for rnd in range(args.ab):
             times = {}
             for mode in ("elastic replay", "without it"):
