@@ -110,10 +110,10 @@ def specialization_key(kernel, device: int, values: list, options: dict) -> tupl
     through Triton's specialization: 7.3 against 15.5 us for stage 1's 46 parameters (19 of them
     constexpr) on the CPU machine (``benchmarks/results/prefill_host_cpu_20261130j.log``)."""
     const_idx, runtime_idx = _layout(kernel)
+    # ``specialization`` written out: this runs for every argument of every launch on the full path
     return (kernel, device, tuple([options.get(o) for o in LAUNCH_OPTIONS]),
             tuple([values[i] for i in const_idx]),
             tuple([native_specialize_impl(BaseBackend, values[i], False, True, True) for i in runtime_idx]))
-    # (``specialization`` inline: a Python call per argument would cost more than the key's lookup)
 
 
 def specialization(value) -> tuple:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from kimiops.arch import requested_backend
 from kimiops.kda.decode import _op as decode_op
 from kimiops.kda.dispatch import KDA_BACKENDS, kda_backend
 from kimiops.kda.prefill import _op as prefill_op
@@ -47,10 +48,8 @@ class KDABackend:
         if isinstance(num_v_heads, bool) or not isinstance(num_v_heads, int) or num_v_heads <= 0 \
                 or num_v_heads % num_heads:
             raise ValueError(f"num_v_heads: expected a positive multiple of num_heads={num_heads}, got {num_v_heads!r}")
-        if backend is not None and not isinstance(backend, str):
-            raise TypeError(f"backend: expected a str or None, got {type(backend).__name__}")
-        if backend is not None and backend != "auto" and backend not in KDA_BACKENDS:
-            raise ValueError(f"backend: expected one of {['auto', *KDA_BACKENDS]}, got {backend!r}")
+        if backend is not None:  # checked by name now; the family decides per call (``kernels``)
+            requested_backend("KDABackend", backend, KDA_BACKENDS, "KIMIOPS_BACKEND")
         self.num_heads, self.head_k_dim, self.head_v_dim, self.num_v_heads = num_heads, head_k_dim, head_v_dim, num_v_heads
         self.scale = scale
         self.backend = backend

@@ -92,9 +92,8 @@ def check_prefill_options(*, allow_neg_eigval, use_beta_sigmoid_in_kernel, safe_
 
 
 def resolve_state_layout(state_v_first: bool, transpose_state_layout: object) -> bool:
-    """``state_v_first`` given FLA's deprecated alias ``transpose_state_layout`` (None: not passed)."""
-    if transpose_state_layout is None:
-        return state_v_first
+    """``state_v_first`` given FLA's deprecated alias ``transpose_state_layout`` (the callers pass
+    it only when it was given)."""
     if state_v_first:
         raise ValueError("transpose_state_layout: the deprecated name of state_v_first; pass one of them, got both")
     warnings.warn("transpose_state_layout is deprecated (as in flash-linear-attention); pass state_v_first",

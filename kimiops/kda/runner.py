@@ -427,8 +427,8 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic
     ``_eager``, or for a varlen prefill call its ``chunk.ElasticPrefill`` (``elastic_launch``) in
     ``_elastic`` instead: it repeats the call's own shapes as well, and exact entries that no
     later call of a changing token count matches would only add guard checks to every lookup."""
-    scalars, tensors, exact, elastic = key
-    elastic = elastic and elastic_launch is not None
+    scalars, tensors, exact, wanted = key  # wanted: record an elastic entry (a tuple: those that declined)
+    elastic = bool(wanted) and elastic_launch is not None
     if exact and not elastic:  # an elastic entry repeats these shapes too (the same launches)
         guard = tensor_guard(tensors)
         if guard is not None:
@@ -436,7 +436,7 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic
             _remember(_eager, scalars, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
     if elastic:
         entries = _elastic.get(scalars, [])
-        for old in key[3] if isinstance(key[3], tuple) else ():  # entries that declined this call
+        for old in wanted if isinstance(wanted, tuple) else ():  # entries that declined this call
             if old.launch.layout == elastic_launch.layout and old in entries:
                 elastic_launch.learn(old.launch)  # the same layout: keep its kernel variants, drop its scratch
                 entries.remove(old)

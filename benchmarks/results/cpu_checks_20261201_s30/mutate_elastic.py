@@ -16,7 +16,7 @@ muts = [
  ("kimiops/kda/runner.py", "        return indices.shape[0] == N", "        return True"),
  ("kimiops/kda/runner.py", "            if old.launch.layout == elastic_launch.layout and old in entries:", "            if old in entries:"),
  ("kimiops/kda/runner.py", "                entries.remove(old)", "                pass"),
- ("kimiops/kda/runner.py", "    elastic = elastic and elastic_launch is not None", "    elastic = elastic_launch is not None"),
+ ("kimiops/kda/runner.py", "    elastic = bool(wanted) and elastic_launch is not None", "    elastic = elastic_launch is not None"),
  ("kimiops/kda/runner.py", "    if exact and not elastic:", "    if exact:"),
  ("kimiops/kda/runner.py", "            ht_shape = None if pool or ht is None else (None, *ht.shape[1:])", "            ht_shape = None if pool or ht is None else tuple(ht.shape)"),
  ("kimiops/kda/runner.py", "_ELASTIC_FREE_DIMS = ((0, 1),) * 5 + ((0,), (0,), (0,), (), (), ())", "_ELASTIC_FREE_DIMS = ((0, 1, 2),) * 5 + ((0,), (0,), (0,), (), (), ())"),

@@ -60,14 +60,19 @@ from kimiops.kda.kernels.chunk_intra import (
 )
 from kimiops.kda.kernels.chunk_layout import (  # noqa: F401 (some re-exported for tests and benchmarks)
     CHUNK_SIZE,
-    GRID_3D_MAX_SEQS,
     ORDER_MAX_SEQS,
     PIPELINE_CONFIG,
     SUB_CHUNK,
+    cut,
     elastic_layout,
+    fits_grid_3d,
+    locate_bits,
+    order_block,
+    ordered,
     pipeline_parts,
     segment_count,
     segment_layout,
+    varlen_slots,
 )
 from kimiops.kda.kernels.chunk_replay import _SCRATCH_KEYS, BoundPrefill, ElasticPrefill  # noqa: F401
 from kimiops.kda.kernels.chunk_state import (
@@ -80,7 +85,7 @@ from kimiops.kda.kernels.chunk_state import (
     state_config_for,
 )
 from kimiops.arch import supports_pdl
-from kimiops.intmath import cdiv, next_power_of_2
+from kimiops.intmath import cdiv
 from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
 from kimiops.launch import launch, recording
@@ -187,16 +192,15 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     ic = dict(INTRA_CONFIG, **(intra_config or {}))
     is_varlen = cu_seqlens is not None
     if is_varlen:
-        N, NT, NC = cu_seqlens.numel() - 1, 0, T // C + (cu_seqlens.numel() - 1)
+        N, NT = cu_seqlens.numel() - 1, 0
+        NC = varlen_slots(T, N)
     else:
         N, NT = B, cdiv(T, C)
         NC = B * NT
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     sc = state_config_for(K)
     sc.update(state_config or {})
-    seq_chunks = cdiv(T, C)  # chunks of each sequence (varlen: a bound, with B == 1)
-    seg_len, seg_max = segment_layout(B * seq_chunks, seq_chunks, N, HV, K, pc)
-    parts = pipeline_parts(NC, N * HV, pc, seqs=N) if seg_max == 1 else [(0, NC)]
+    seg_len, seg_max, parts = cut(B, T, N, HV, K, NC, pc)
     if len(parts) > 1 and "num_stages" not in (state_config or {}):
         sc["num_stages"] = pc["state_stages"]
     plan = dict(q=q, k=k, v=v, g=g, beta=beta, o=o, B=B, T=T, H=H, K=K, HV=HV, V=V, C=C, N=N, NT=NT, NC=NC,
@@ -215,7 +219,7 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     plan["kg"] = get_buffer("kda_kg", dev, inter, HV, (C, K), NC)
     plan["aqk"] = get_buffer("kda_aqk", dev, inter, HV, (C, C), NC)
     plan["gc"] = get_buffer("kda_gc", dev, torch.float32, HV, (K,), NC)
-    if is_varlen and 1 < N <= ORDER_MAX_SEQS and sc.get("longest_first", True):
+    if is_varlen and ordered(N) and sc.get("longest_first", True):
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
     plan["parts"] = parts
     plan["high_priority"] = bool(pc["high_priority"])
@@ -291,7 +295,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"], NEG_EIGVAL=p["neg_eigval"],
-        IS_VARLEN=p["is_varlen"], LOG_N=max(1, p["N"].bit_length()),
+        IS_VARLEN=p["is_varlen"], LOG_N=locate_bits(p["N"]),
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
         # the stash parks fp16 halves in the qg / kg tiles: it needs 16-bit storage there
@@ -315,7 +319,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
 
 def _launch_order(p):
     """``longest_first_kernel``: the state stage's dispatch order of a varlen batch."""
-    launch(longest_first_kernel, (1,), p["cu"], p["order"], p["N"], BLOCK=next_power_of_2(p["N"]), num_warps=4)
+    launch(longest_first_kernel, (1,), p["cu"], p["order"], p["N"], BLOCK=order_block(p["N"]), num_warps=4)
 
 
 def _or_dummy(p, x):
@@ -364,7 +368,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         _launch_order(p)
     carry = p.get("carry") if parted else None
     adjacent = bool(sc.get("v_tiles_adjacent", False))
-    grid_3d = bool(sc.get("grid_3d", True)) and p["N"] <= GRID_3D_MAX_SEQS
+    grid_3d = bool(sc.get("grid_3d", True)) and fits_grid_3d(p["N"])
     if grid_3d:
         grid = (NV, p["HV"], p["N"]) if adjacent else (p["HV"], NV, p["N"])
     else:

@@ -6,10 +6,12 @@ keeps the layout it recorded. The measurements that chose each constant are next
 
 from __future__ import annotations
 
-from kimiops.intmath import cdiv
+from kimiops.intmath import cdiv, next_power_of_2
 
 __all__ = ["CHUNK_SIZE", "SUB_CHUNK", "ORDER_MAX_SEQS", "PIPELINE_CONFIG", "GRID_3D_MAX_SEQS", "segment_count",
-           "segment_layout", "pipeline_parts", "elastic_layout"]
+           "segment_layout", "pipeline_parts", "cut", "varlen_slots", "locate_bits", "ordered", "order_block",
+           "fits_grid_3d",
+           "elastic_layout"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -213,14 +215,47 @@ def pipeline_parts(n_slots: int, pairs: int, config: dict | None = None, seqs: i
 
 
 
+def varlen_slots(T: int, N: int) -> int:
+    """Chunk slots ``NC`` of a varlen call of ``T`` token rows and ``N`` sequences: sequence ``n``
+    owns slots ``cu[n] // C + n + c``, distinct and below this bound for any ``cu_seqlens``."""
+    return T // CHUNK_SIZE + N
+
+
+def locate_bits(N: int) -> int:
+    """Steps of stage 1's binary search of a slot's sequence over ``N + 1`` boundaries (``LOG_N``)."""
+    return max(1, N.bit_length())
+
+
+def ordered(N: int) -> bool:
+    """Whether a varlen batch of ``N`` sequences runs its state stage longest sequence first."""
+    return 1 < N <= ORDER_MAX_SEQS
+
+
+def order_block(N: int) -> int:
+    """The longest-first sort's block (``BLOCK``: a power of two holding ``N`` lengths)."""
+    return next_power_of_2(N)
+
+
+def fits_grid_3d(N: int) -> bool:
+    """Whether the state stage's 3-D grid holds ``N`` sequences in its z extent."""
+    return N <= GRID_3D_MAX_SEQS
+
+
+def cut(B: int, T: int, N: int, HV: int, K: int, NC: int, config: dict | None = None):
+    """``(seg_len, seg_max, parts)`` of a call: its segments (``segment_layout``; ``(0, 1)``: none)
+    and, without segments, its pipelined parts (``pipeline_parts``; one part ``[(0, NC)]`` with)."""
+    seq_chunks = cdiv(T, CHUNK_SIZE)  # chunks of each sequence (varlen: a bound, with B == 1)
+    seg_len, seg_max = segment_layout(B * seq_chunks, seq_chunks, N, HV, K, config)
+    parts = pipeline_parts(NC, N * HV, config, seqs=N) if seg_max == 1 else [(0, NC)]
+    return seg_len, seg_max, parts
+
+
 def elastic_layout(T: int, N: int, HV: int, K: int) -> tuple[bool, bool] | None:
     """``(ordered, grid_3d)`` of a varlen call of ``T`` tokens and ``N`` sequences as ``_plan``
     lays it out with the default configs (longest-first order, the state stage's 3-D grid), or
     ``None`` where it takes segments or pipelined parts (calls :class:`ElasticPrefill` does not
     repeat)."""
-    seq_chunks = cdiv(T, CHUNK_SIZE)
-    if segment_layout(seq_chunks, seq_chunks, N, HV, K)[1] > 1:
+    _, seg_max, parts = cut(1, T, N, HV, K, varlen_slots(T, N))
+    if seg_max > 1 or len(parts) > 1:
         return None
-    if len(pipeline_parts(T // CHUNK_SIZE + N, N * HV, seqs=N)) > 1:
-        return None
-    return 1 < N <= ORDER_MAX_SEQS, N <= GRID_3D_MAX_SEQS
+    return ordered(N), fits_grid_3d(N)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import torch
 
 import kimiops.launch as fast_launch
-from kimiops.intmath import next_power_of_2
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.kda.kernels.chunk_layout import CHUNK_SIZE, GRID_3D_MAX_SEQS, elastic_layout
+from kimiops.kda.kernels.chunk_layout import (GRID_3D_MAX_SEQS, elastic_layout, locate_bits, order_block,
+                                              varlen_slots)
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel
 from kimiops.launch import no_launch_hooks, specialization
 
@@ -111,8 +111,8 @@ _ELASTIC_VALUES = {
     "N": lambda T, N, NC, HV: N,
     "n_programs": lambda T, N, NC, HV: NC * HV,   # stage 1's program count
     "slot_hi": lambda T, N, NC, HV: NC,           # the state stage's slot range [0, NC)
-    "LOG_N": lambda T, N, NC, HV: max(1, N.bit_length()),   # constexprs
-    "BLOCK": lambda T, N, NC, HV: next_power_of_2(N),
+    "LOG_N": lambda T, N, NC, HV: locate_bits(N),   # constexprs
+    "BLOCK": lambda T, N, NC, HV: order_block(N),
 }
 _ELASTIC_CONSTEXPRS = frozenset(("LOG_N", "BLOCK"))
 
@@ -176,6 +176,7 @@ class ElasticPrefill:
             fixed_spec.append(tuple(specialization(x) for i, x in enumerate(template)
                                     if type(x) is int and i not in follows))
         slot_cap = min(_capacity(plan[n]) for n in ("w", "tb", "qg", "kg", "aqk", "gc"))
+        # without an order buffer (one sequence, or more than the sort takes) only the layout bounds N
         seq_cap = _capacity(plan["order"]) if plan.get("order") is not None else GRID_3D_MAX_SEQS
         return cls(tuple(launches), bound.device, bound.stream, bound.scratch, slot_cap, seq_cap, layout,
                    plan["HV"], plan["K"], tuple(fixed_spec))
@@ -195,7 +196,7 @@ class ElasticPrefill:
         if stream is None:
             return None
         T, N = q.shape[1], cu_seqlens.shape[0] - 1
-        NC = T // CHUNK_SIZE + N
+        NC = varlen_slots(T, N)
         if T < 1 or N < 1 or NC > self.slot_cap or N > self.seq_cap \
                 or elastic_layout(T, N, self.HV, self.K) != self.layout:
             return None
