@@ -249,16 +249,22 @@ def register_kda_op(kind: KDAKind):
 # extend (prefill) eagerly with a new token count almost every call, and building the guard and
 # recording the launches would only add host time to calls whose signature never comes back.
 # ``_seen`` holds the shapes of recent misses (a cheap stand-in for the signature: a wrong "seen"
-# only records one call early, the guard still decides every reuse).
-# Varlen prefill (how engines run extend) also keeps ``_elastic``: entries whose guard leaves the
-# token count T and the sequence count N free (the token dimension of q, k, v, g, beta and the
-# first dimension of cu_seqlens, the indices and a dense state) and whose launches are a
-# ``chunk.ElasticPrefill``, which recomputes what follows T and N. A call then also has to agree
-# with itself on T and N (``_elastic_consistent``), which the exact guard implied. H200 host, extend
-# of one request with a new token count every call (``logs_h200_20261201i/r7_extend_host_ab.log``,
-# one process): 52.6 us until return with it, 247.4 us without it, 63 us of GPU time. Pipelined
-# parts and segments (one long sequence, few heads) stay exact-only.
-_EAGER_CACHE_SIZE = 64      # scalar keys
+# only records one call early, the guard still decides every reuse). ``_eager`` is keyed by the
+# scalars and the call's batch or sequence count (``q.shape[0]``, or ``cu_seqlens.shape[0]``), so a
+# loop whose batch size changes finds its entry without checking those of other sizes.
+# Varlen prefill (how engines run extend) and decode also keep ``_elastic``: entries whose guard
+# leaves the sequence count N free, and with cu_seqlens the token count T (``_ELASTIC_VARLEN``,
+# ``_ELASTIC_BATCH``: the sizes that follow them, and the strides that follow them without being
+# read), so a call must also agree with itself on T and N (``_elastic_consistent``), which the
+# exact guard implied.
+# * Prefill: a ``chunk.ElasticPrefill`` recomputes what follows T and N and launches. H200 host,
+#   extend of one request with a new token count every call (``logs_h200_20261201i/r7_extend_host_ab.log``,
+#   one process): 52.6 us until return with it, 247.4 us without it, 63 us of GPU time. Pipelined
+#   parts and segments (one long sequence, few heads) stay exact-only.
+# * Decode (eager serving loops, where N changes as requests join and leave): a
+#   ``recurrent.ElasticDecode`` makes the bound launch of the new N, kept as an exact entry, so
+#   later calls at that N cost what repeated calls always did.
+_EAGER_CACHE_SIZE = 256     # scalar keys (with the batch or sequence count)
 _EAGER_PER_KEY = 8          # tensor signatures per scalar key (most recent first)
 _EAGER_SEEN_SIZE = 256      # recent misses whose next sighting is recorded
 _eager: OrderedDict = OrderedDict()
@@ -283,7 +289,7 @@ class _EagerCall:
 
     def __init__(self, guard, launch, pool, ht_shape, output_final_state):
         self.guard, self.launch, self.pool = guard, launch, pool
-        self.ht_shape, self.output_final_state = ht_shape, output_final_state  # ht_shape[0] None: N of the call
+        self.ht_shape, self.output_final_state = ht_shape, output_final_state  # ht_shape[0] is None: N of the call
 
     def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None):
         if self.pool:
@@ -292,9 +298,9 @@ class _EagerCall:
                             *more)
             return None if o is None else (o, initial_state if self.output_final_state else None)
         ht = None
-        if self.ht_shape:
-            shape = self.ht_shape if self.ht_shape[0] is not None else (cu_seqlens.shape[0] - 1, *self.ht_shape[1:])
-            ht = torch.empty(shape, dtype=torch.float32, device=q.device)
+        if self.ht_shape:  # (None, HV, *, *): dense final states of the call's N sequences
+            N = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
+            ht = torch.empty((N, *self.ht_shape[1:]), dtype=torch.float32, device=q.device)
         o = self.launch(q, k, v, g, beta, initial_state, None, ht, None, cu_seqlens, A_log, dt_bias)
         return None if o is None else (o, ht)
 
@@ -326,16 +332,18 @@ def tensor_guard(tensors, free=None):
     """torch's C++ guard on the metadata of ``tensors`` (static shapes and strides), or ``None``
     where this torch lacks it or the guard would never match them (it rejects a call that passes
     one tensor object twice, e.g. ``k is q``: such calls always take the full path).
-    ``free``: per tensor, the dimensions whose size (and stride) the guard leaves unchecked."""
+    ``free``: ``(sizes, strides)``, each per tensor the dimensions whose size, or stride, the
+    guard leaves unchecked (``_ELASTIC_VARLEN``, ``_ELASTIC_BATCH``)."""
     if _TensorGuards is None:
         return None
-    free = free or ((),) * len(tensors)
+    sizes, strides = free or (None, None)
+    sizes, strides = sizes or ((),) * len(tensors), strides or ((),) * len(tensors)
     try:
         guard = _TensorGuards(*tensors,
                               dynamic_dims_sizes=[[None if d in f else n for d, n in enumerate(t.shape)]
-                                                  for t, f in zip(tensors, free)],
+                                                  for t, f in zip(tensors, sizes)],
                               dynamic_dims_strides=[[None if d in f else n for d, n in enumerate(t.stride())]
-                                                    for t, f in zip(tensors, free)])
+                                                    for t, f in zip(tensors, strides)])
     except (TypeError, RuntimeError):  # pragma: no cover - another signature of the private class
         return None
     return guard if guard.check(*tensors) else None
@@ -354,10 +362,11 @@ def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens,
 def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
                allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1):
-    """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager``
-    (launched here), else ``(None, key)`` with the key for ``call_kda``'s ``eager_key`` (``None``
-    where the shortcut does not apply: CPU tensors, debug mode, ``torch.compile`` tracing,
-    arguments of the wrong type). Prefill keys also hold :func:`prefill_launch_context`."""
+    """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager`` or
+    ``_elastic`` (launched here), else ``(None, key)`` with the key for ``call_kda``'s
+    ``eager_key`` (``None`` where the shortcut does not apply: CPU tensors, debug mode,
+    ``torch.compile`` tracing, arguments of the wrong type). Prefill keys also hold
+    :func:`prefill_launch_context`."""
     if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
         return None, None
     try:
@@ -366,8 +375,9 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                                 backend, allow_padded_tokens, allow_neg_eigval, num_accepted, pad_slot_id)
         if kind.chunked:
             scalars += prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
-        entries = _eager.get(scalars)
-    except (AttributeError, TypeError):  # a non-tensor state, an unhashable scalar: the full path raises
+        exact_key = (scalars, q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0])
+        entries = _eager.get(exact_key)
+    except (AttributeError, TypeError):  # a non-tensor state or cu_seqlens, an unhashable scalar: the full path raises
         return None, None
     tensors = eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
     if entries:
@@ -377,13 +387,18 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                 # None: the bound launch declined (device switched, launch hook): the full path runs
                 # and leaves the entry as it is
                 return (res, None) if res is not None else (None, None)
-    elastic = kind.chunked and cu_seqlens is not None  # varlen prefill: token counts change call to call
+    # varlen prefill: token counts change call to call; decode: the batch size changes
+    elastic = cu_seqlens is not None or not kind.chunked
     declined = []  # elastic entries of this signature that could not repeat the call
     entries = _elastic.get(scalars) if elastic else None
     for entry in entries or ():
         if entry.guard.check(*tensors) and _elastic_consistent(q, k, v, g, beta, initial_state, indices,
-                                                               cu_seqlens):
-            res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+                                                               cu_seqlens, num_accepted):
+            if kind.chunked:
+                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+            else:
+                res = _elastic_decode(entry, exact_key, tensors, q, k, v, g, beta, initial_state, indices,
+                                      cu_seqlens, A_log, dt_bias, num_accepted)
             if res is not None:
                 return res, None
             declined.append(entry)  # another layout, a kernel variant not seen, too little scratch
@@ -392,22 +407,52 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
         elastic = seen_before(("elastic", scalars, q.shape[2:], v.shape[2:], tensors[5].shape[1:]))
     if not (exact or elastic):
         return None, None  # first sighting: the full path, nothing recorded
-    return None, (scalars, tensors, exact, tuple(declined) if declined else elastic)
+    return None, (exact_key, tensors, exact, tuple(declined) if declined else elastic)
 
 
-def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens) -> bool:
-    """Whether a varlen prefill call agrees with itself on its token count T and sequence count N
-    (what the exact guard implies and an ``_elastic`` guard leaves free)."""
-    T, N = q.shape[1], cu_seqlens.shape[0] - 1
-    if not (k.shape[1] == v.shape[1] == g.shape[1] == beta.shape[1] == T):
+def _elastic_decode(entry, exact_key, tensors, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias,
+                    num_accepted):
+    """A decode call that an ``_elastic`` entry's guard let through: the bound launch of its N
+    (``recurrent.ElasticDecode.bound_for``), kept in ``_eager`` for the calls at that N that
+    follow, then launched; ``None`` where the entry has not recorded the config of this N, or the
+    launch declined."""
+    N = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
+    if N < 1 or q.shape[1] < 1:  # no sequence or no token: the full path launches nothing
+        return None
+    bound = entry.launch.bound_for(N, q.shape[1])
+    if bound is None:
+        return None
+    call = _EagerCall(tensor_guard(tensors), bound, entry.pool, entry.ht_shape, entry.output_final_state)
+    if call.guard is not None:
+        _remember(_eager, exact_key, call)
+    return call(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
+
+
+def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, num_accepted=None) -> bool:
+    """Whether a call agrees with itself on what an ``_elastic`` guard leaves free (and the exact
+    guard implied): the size of the free dimension of q, k, v, g, beta (tokens with cu_seqlens,
+    sequences without), and the sequence count N of cu_seqlens or q, the indices, a dense state and
+    ``num_accepted``."""
+    d = 0 if cu_seqlens is None else 1
+    size = q.shape[d]
+    if not (k.shape[d] == v.shape[d] == g.shape[d] == beta.shape[d] == size):
+        return False
+    N = size if cu_seqlens is None else cu_seqlens.shape[0] - 1
+    if num_accepted is not None and num_accepted.shape[0] != N:
         return False
     if indices is not None:
         return indices.shape[0] == N
     return initial_state is None or initial_state.shape[0] == N
 
 
-# what an ``_elastic`` guard leaves free, per tensor of ``eager_tensors`` (dense states: dimension 0)
-_ELASTIC_FREE_DIMS = ((0, 1),) * 5 + ((0,), (0,), (0,), (), (), ())
+# What an ``_elastic`` guard leaves free per tensor of ``eager_tensors`` (q, k, v, g, beta, state,
+# indices, cu_seqlens, A_log, dt_bias, num_accepted), as ``(sizes, strides)``. With cu_seqlens: the
+# token count (dimension 1 of the token-major inputs; their batch dimension is 1, so its stride,
+# which follows T in a contiguous tensor, is never read) and N (dimension 0 of cu_seqlens, the
+# indices, num_accepted and a dense state, or a pool's slot count). Without (decode's batch mode):
+# N, dimension 0 of every per-sequence tensor; every stride stays fixed, the kernel reads them.
+_ELASTIC_VARLEN = (((1,),) * 5 + ((0,), (0,), (0,), (), (), (0,)), ((0,),) * 5 + ((),) * 6)
+_ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), None)
 
 
 def seen_before(shapes: tuple) -> bool:
@@ -424,25 +469,26 @@ def seen_before(shapes: tuple) -> bool:
 
 def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic_launch=None) -> None:
     """Keep the bound launch of a full-path call under its key from :func:`eager_call` in
-    ``_eager``, or for a varlen prefill call its ``chunk.ElasticPrefill`` (``elastic_launch``) in
-    ``_elastic`` instead: it repeats the call's own shapes as well, and exact entries that no
-    later call of a changing token count matches would only add guard checks to every lookup."""
-    scalars, tensors, exact, wanted = key  # wanted: record an elastic entry (a tuple: those that declined)
+    ``_eager``, and its elastic launch (``chunk.ElasticPrefill`` or ``recurrent.ElasticDecode``)
+    in ``_elastic``. A varlen prefill call keeps only the elastic one: it repeats the call's own
+    shapes as well, and exact entries that no later call of a changing token count matches would
+    only add guard checks to every lookup."""
+    exact_key, tensors, exact, wanted = key  # wanted: record an elastic entry (a tuple: those that declined)
+    scalars = exact_key[0]
     elastic = bool(wanted) and elastic_launch is not None
-    if exact and not elastic:  # an elastic entry repeats these shapes too (the same launches)
+    ht_shape = None if pool or ht is None else (None, *ht.shape[1:])  # None: N of the call
+    if exact and not (elastic and elastic_launch.repeats_recorded_shapes):
         guard = tensor_guard(tensors)
         if guard is not None:
-            ht_shape = None if pool or ht is None else tuple(ht.shape)
-            _remember(_eager, scalars, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
+            _remember(_eager, exact_key, _EagerCall(guard, bound, pool, ht_shape, bool(output_final_state)))
     if elastic:
         entries = _elastic.get(scalars, [])
         for old in wanted if isinstance(wanted, tuple) else ():  # entries that declined this call
             if old.launch.layout == elastic_launch.layout and old in entries:
                 elastic_launch.learn(old.launch)  # the same layout: keep its kernel variants, drop its scratch
                 entries.remove(old)
-        guard = tensor_guard(tensors, _ELASTIC_FREE_DIMS)
+        guard = tensor_guard(tensors, _ELASTIC_VARLEN if tensors[7] is not _ABSENT[2] else _ELASTIC_BATCH)
         if guard is not None:
-            ht_shape = None if pool or ht is None else (None, *ht.shape[1:])
             _remember(_elastic, scalars, _EagerCall(guard, elastic_launch, pool, ht_shape, bool(output_final_state)))
 
 
@@ -497,7 +543,7 @@ def call_kda(kind: KDAKind, op, q, k, v, g, beta, scale, initial_state, output_f
     if not compiling:
         bind = [] if eager_key is not None and chosen == "triton" else None
         o, ht = run_kda(kind, *args, bind=bind)
-        if bind:  # prefill: [BoundPrefill, ElasticPrefill or None]
+        if bind:  # [BoundPrefill, ElasticPrefill or None] or [BoundLaunch, ElasticDecode]
             remember_eager(eager_key, bind[0], pool is not None, ht, output_final_state,
                            bind[1] if len(bind) > 1 else None)
         return o, ht

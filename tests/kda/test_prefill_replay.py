@@ -213,9 +213,9 @@ def test_elastic_replay_is_only_for_one_part_varlen_calls(cuda_queries):
 
 
 def test_elastic_guard_leaves_only_the_token_and_sequence_counts_free():
-    """``runner``'s elastic entries: the guard frees T (dimension 1 of the token-major inputs) and
-    N (dimension 0 of cu_seqlens, the indices, a dense state) and nothing else, and a call must
-    agree with itself on T and N."""
+    """``runner``'s elastic entries: the guard frees T (dimension 1 of the token-major inputs, not
+    their row stride) and N (dimension 0 of cu_seqlens, the indices, a dense state) and nothing
+    else, and a call must agree with itself on T and N."""
     from kimiops.kda import runner
 
     def call(T, N, H=2, dense=False, v_heads=4):
@@ -227,10 +227,17 @@ def test_elastic_guard_leaves_only_the_token_and_sequence_counts_free():
         return q, k, v, g, beta, state, idx, cu
 
     rec = call(100, 3)
-    guard = runner.tensor_guard(runner.eager_tensors(*rec, None, None), runner._ELASTIC_FREE_DIMS)
+    guard = runner.tensor_guard(runner.eager_tensors(*rec, None, None), runner._ELASTIC_VARLEN)
     assert guard.check(*runner.eager_tensors(*call(37, 5), None, None))
     assert not guard.check(*runner.eager_tensors(*call(37, 5, H=4), None, None))        # heads are fixed
     assert not guard.check(*runner.eager_tensors(*call(37, 5, v_heads=2), None, None))
+    # the batch dimension of varlen inputs stays 1, and token rows keep their stride: a q cut from a
+    # fused projection would be read by the replay as if it were dense
+    two = [x.expand(2, *x.shape[1:]) if i < 5 else x for i, x in enumerate(call(37, 5))]
+    assert not guard.check(*runner.eager_tensors(*two, None, None))
+    q, *rest = call(37, 5)
+    fused = torch.randn(1, 37, 3, 2, 8)[:, :, 0]  # q's rows 48 elements apart instead of 16
+    assert fused.shape == q.shape and not guard.check(*runner.eager_tensors(fused, *rest, None, None))
     q, k, v, g, beta, state, idx, cu = call(50, 2)
     assert runner._elastic_consistent(q, k, v, g, beta, state, idx, cu)
     for i in range(1, 5):  # k, v, g, beta with another token count than q
@@ -250,6 +257,8 @@ def test_elastic_entries_replace_their_layout_and_keep_other_layouts():
     from kimiops.kda import runner
 
     class Launch:
+        repeats_recorded_shapes = True  # as ElasticPrefill
+
         def __init__(self, layout):
             self.layout, self.learned = layout, []
 
@@ -262,12 +271,12 @@ def test_elastic_entries_replace_their_layout_and_keep_other_layouts():
     scalars = ("test-signature",)
     runner.forget_eager()
     try:
-        runner.remember_eager((scalars, tensors, False, True), None, True, None, True, Launch((True, True)))
-        runner.remember_eager((scalars, tensors, False, True), None, True, None, True, Launch((False, True)))
+        runner.remember_eager(((scalars, 3), tensors, False, True), None, True, None, True, Launch((True, True)))
+        runner.remember_eager(((scalars, 3), tensors, False, True), None, True, None, True, Launch((False, True)))
         batch, single = runner._elastic[scalars][1], runner._elastic[scalars][0]
         assert (batch.launch.layout, single.launch.layout) == ((True, True), (False, True))
         newer = Launch((True, True))
-        runner.remember_eager((scalars, tensors, False, (single, batch)), None, True, None, True, newer)
+        runner.remember_eager(((scalars, 3), tensors, False, (single, batch)), None, True, None, True, newer)
         assert newer.learned == [batch.launch]  # only the entry of its own layout
         assert [e.launch for e in runner._elastic[scalars]] == [newer, single.launch]
         assert runner._eager == {}  # not seen twice with these exact shapes: no exact entry
@@ -285,6 +294,7 @@ def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
 
     class Launch:
         layout = (True, True)
+        repeats_recorded_shapes = True  # as ElasticPrefill
 
         def __call__(self, *args):
             self.ht = args[7]
@@ -298,15 +308,15 @@ def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
     runner.forget_eager()
     try:
         launch = Launch()
-        runner.remember_eager((scalars, tensors(50, 2), True, False), None, False, torch.empty(2, 2, 8, 8), True,
+        runner.remember_eager(((scalars, 3), tensors(50, 2), True, False), None, False, torch.empty(2, 2, 8, 8), True,
                               launch)
-        assert scalars not in runner._elastic and len(runner._eager[scalars]) == 1
-        runner.remember_eager((scalars, tensors(50, 2), False, True), None, False, torch.empty(2, 2, 8, 8), True,
+        assert scalars not in runner._elastic and len(runner._eager[(scalars, 3)]) == 1
+        runner.remember_eager(((scalars, 3), tensors(50, 2), False, True), None, False, torch.empty(2, 2, 8, 8), True,
                               launch)
-        assert len(runner._eager[scalars]) == 1  # its exact shapes: the elastic entry covers them
-        runner.remember_eager((scalars, tensors(60, 2), True, True), None, False, torch.empty(2, 2, 8, 8), True,
+        assert len(runner._eager[(scalars, 3)]) == 1  # its exact shapes: the elastic entry covers them
+        runner.remember_eager(((scalars, 3), tensors(60, 2), True, True), None, False, torch.empty(2, 2, 8, 8), True,
                               Launch())
-        assert len(runner._eager[scalars]) == 1 and len(runner._elastic[scalars]) == 2
+        assert len(runner._eager[(scalars, 3)]) == 1 and len(runner._elastic[scalars]) == 2
         entry = runner._elastic[scalars][0]
         new = tensors(90, 5)
         assert entry.guard.check(*new)

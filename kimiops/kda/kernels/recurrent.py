@@ -113,7 +113,7 @@ from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2norm_tl
 from kimiops.launch import RawLaunch, compiled_kernel, no_launch_hooks
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch",
-           "TileConfig"]
+           "ElasticDecode", "TileConfig"]
 
 # Programmatic dependent launch on the families that have it (``kimiops.arch.supports_pdl``);
 # module attribute, read at call time, so the benchmark can compare both.
@@ -567,6 +567,51 @@ class BoundLaunch:
         return o
 
 
+# positions of the kernel's N and T in a bound launch's ``tail`` (the arguments from ``scale`` on)
+_TAIL_N = _recurrent_kda_fwd_kernel.arg_names.index("N") - _recurrent_kda_fwd_kernel.arg_names.index("scale")
+_TAIL_T = _TAIL_N + 1
+
+
+class ElasticDecode:
+    """Bound launches of one decode signature at any batch size: the calls it serves differ from
+    the recorded one only in the sequence count ``N`` (and with ``cu_seqlens`` the token count
+    ``T``); the caller (``kimiops.kda.runner``) guarantees the rest: flags, dtypes, head sizes, the
+    strides of every dimension that does not follow N or T. Serving engines that run decode
+    eagerly (vLLM's ``--enforce-eager``, SGLang without graphs) change N whenever a request joins
+    or leaves, which an exact :class:`BoundLaunch` never repeats.
+
+    The kernel takes N and T as unspecialized integers (``_INT_ARGS``), so a call at another N
+    runs the same compiled kernel with N, T and the grid (``NV * N * HV`` programs) changed, as
+    long as the config table (``config_for``) gives ``N * HV`` the recorded config; another config
+    is another compiled kernel (``variants``: config -> the bound launch recorded with it;
+    :meth:`learn` adds those of another recording)."""
+
+    __slots__ = ("variants", "HV", "varlen")
+    layout = None  # one layout per signature (``runner.remember_eager`` replaces entries of a layout)
+    repeats_recorded_shapes = False  # the runner keeps exact entries beside it (made by bound_for)
+
+    def __init__(self, bound: BoundLaunch, cfg: TileConfig, HV: int, varlen: bool):
+        self.variants, self.HV, self.varlen = {cfg: bound}, HV, varlen
+
+    def learn(self, other: "ElasticDecode") -> None:
+        """Add the configs another recording of the same signature has bound."""
+        for cfg, bound in other.variants.items():
+            self.variants.setdefault(cfg, bound)
+
+    def bound_for(self, N: int, T: int) -> BoundLaunch | None:
+        """The launch of a call with ``N`` sequences and ``T = q.shape[1]`` (the kernel's T: tokens
+        per sequence in batch mode, all tokens with cu_seqlens), or ``None`` where the table gives
+        ``N * HV`` a config not recorded yet (the full path then runs). ``N``, ``T`` >= 1."""
+        bound = self.variants.get(config_for(N * self.HV, self.varlen))
+        if bound is None:
+            return None
+        tail = list(bound.tail)
+        per_sequence = bound.grid // tail[_TAIL_N]  # NV * HV programs
+        tail[_TAIL_N], tail[_TAIL_T] = N, T
+        return BoundLaunch(bound.raw, per_sequence * N, tuple(tail), bound.device, bound.gate, bound.has_h0,
+                           bound.has_ht)
+
+
 def _new_output(v):
     """``o``: a contiguous tensor of v's shape ``[B, T, HV, V]`` and dtype. ``torch.empty_like``
     costs ~1/4 of ``torch.empty(shape, dtype=, device=)`` on the H200 host (1.74 vs 7.54 us,
@@ -680,7 +725,8 @@ def _launch(
             if ck is not None and getattr(ck, "packed_metadata", None) is not None and ck.function is not None:
                 hit = _launch_cache[key] = RawLaunch(ck)
         if bind is not None and hit is not None and out is None:
-            bind.append(BoundLaunch(hit, grid0, args[15:], dev, use_gate, has_h0, has_ht))
+            bound = BoundLaunch(hit, grid0, args[15:], dev, use_gate, has_h0, has_ht)
+            bind.extend((bound, ElasticDecode(bound, cfg, HV, varlen)))
         return o
 
     _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
