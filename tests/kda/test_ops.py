@@ -689,3 +689,70 @@ def test_gpu_repeated_decode_calls_with_strided_views_match_the_full_path(monkey
         torch.testing.assert_close(o_fast, o_dense, rtol=0, atol=0)
         torch.testing.assert_close(s_fast, s_dense, rtol=0, atol=0)
     assert _eager_entries() == 2  # the strided signature and the dense one
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", ["backend", "varlen", "dense"])
+def test_gpu_eager_decode_with_new_batch_sizes_gives_the_full_path_bits(monkeypatch, form):
+    """Eager decode whose batch size changes from call to call (an engine without CUDA graphs):
+    every call, whether it takes the full path, an elastic entry (a new N) or an exact one (an N
+    seen before), gives the full path's output and pool bit for bit. The sizes cross every row of
+    the config tables at 32 value heads, and come back to earlier ones.
+
+    ``backend``: ``KDABackend.decode`` (batch mode, one token per request, padded requests);
+    ``varlen``: ``fused_recurrent_kda`` with cu_seqlens and 1-2 tokens per sequence;
+    ``dense``: batch mode with a dense initial state and the final states returned."""
+    from kimiops.kda import runner
+
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    H, D, S = 32, 128, 80
+    A_log = torch.rand(H, device="cuda", generator=gen)
+    dt = torch.randn(H * D, device="cuda", generator=gen)
+    backend = kimiops.KDABackend(H, D, D)
+    replays = []
+    elastic_decode = runner._elastic_decode
+
+    def counted(*args):
+        res = elastic_decode(*args)
+        replays.append(res is not None)
+        return res
+
+    monkeypatch.setattr(runner, "_elastic_decode", counted)
+
+    def inputs(N, T):
+        q, k, v, g = (torch.randn(1, T, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4))
+        beta = torch.randn(1, T, H, device="cuda", generator=gen, dtype=torch.bfloat16)
+        perm = torch.randperm(S, device="cuda", generator=gen)[:N].to(torch.int32)
+        perm[::5] = -1  # padded requests
+        return q, k, v, g, beta, perm
+
+    def call(N, pool, q, k, v, g, beta, idx, cu):
+        if form == "backend":
+            return backend.decode(q, k, v, g, beta, ssm_states=pool, cache_indices=idx, A_log=A_log, dt_bias=dt), None
+        kw = dict(use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+                  A_log=A_log, dt_bias=dt, state_v_first=True)
+        if form == "varlen":
+            return kimiops.fused_recurrent_kda(q, k, v, g, beta, initial_state=pool, ssm_state_indices=idx,
+                                               cu_seqlens=cu, **kw)
+        rows = (x[0].unsqueeze(1) for x in (q, k, v, g, beta))
+        return kimiops.fused_recurrent_kda(*rows, initial_state=pool[:N], output_final_state=True, **kw)
+
+    runner.forget_eager()
+    pool0 = torch.randn(S, H, D, D, device="cuda", generator=gen) * 0.1
+    fast_pool, full_pool = pool0.clone(), pool0.clone()
+    sizes = [4, 4, 3, 7, 1, 3, 5, 2, 2, 9, 64, 4, 1, 33, 70, 7]
+    for N in sizes:
+        tokens = torch.randint(1, 3, (N,), generator=gen, device="cpu") if form == "varlen" else torch.ones(N, dtype=torch.int64)
+        cu = torch.nn.functional.pad(tokens.cumsum(0), (1, 0)).to(device="cuda", dtype=torch.int32)
+        q, k, v, g, beta, idx = inputs(N, int(tokens.sum()))
+        o_fast, s_fast = call(N, fast_pool, q, k, v, g, beta, idx, cu)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")  # debug mode never takes the shortcut
+        o_full, s_full = call(N, full_pool, q, k, v, g, beta, idx, cu)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full), N
+        if form == "dense":
+            assert torch.equal(s_fast, s_full), N
+        else:
+            assert torch.equal(fast_pool, full_pool), N
+    assert sum(replays) >= 4, replays  # new sizes of a recorded config replayed
+    assert _eager_entries() >= 4  # sizes that came back found their exact entries
