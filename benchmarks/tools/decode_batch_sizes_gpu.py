@@ -12,7 +12,8 @@ V-first pool) over three sequences of batch sizes, each call on its own inputs a
 Each sequence runs twice after a warm-up that compiled every config (first pass: the shortcut's
 entries are made as the sizes come; second pass: they exist). Per pass: the median and the mean host
 time until a call returns after an idle GPU (the mean counts the calls that took the full path),
-and the back-to-back pace (calls enqueued without synchronizing). GPU time of the walk's calls from
+the back-to-back pace (calls enqueued without synchronizing) and the wall time of a lone call
+(until the GPU finished it). GPU time of the walk's calls from
 CUDA events around calls queued behind a sleep. FLA's ``fused_recurrent_kda_fwd`` on the same
 inputs where it is installed (as ``benchmarks/bench_kda_decode.py`` calls it).
 
@@ -57,21 +58,23 @@ def make_steps(sizes: list, gen: torch.Generator) -> list:
     return out
 
 
-def host_pass(fns: list) -> tuple[float, float, float]:
-    """(median, mean) host time until return after an idle GPU, and the back-to-back pace, us."""
-    until = []
+def host_pass(fns: list) -> tuple[float, float, float, float]:
+    """(median, mean) host time until return after an idle GPU, the back-to-back pace, and the
+    median wall time until the GPU finished a lone call, us."""
+    until, wall = [], []
     for fn in fns:
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         fn()
         until.append(time.perf_counter() - t0)
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        wall.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
     for fn in fns:
         fn()
     torch.cuda.synchronize()
     pace = (time.perf_counter() - t0) / len(fns)
-    return statistics.median(until) * 1e6, statistics.mean(until) * 1e6, pace * 1e6
+    return statistics.median(until) * 1e6, statistics.mean(until) * 1e6, pace * 1e6, statistics.median(wall) * 1e6
 
 
 def gpu_us(fns: list) -> float:
@@ -130,7 +133,7 @@ def main() -> None:
     tiny = torch.zeros(16, device="cuda")
     add = host_pass([lambda: tiny.add_(1)] * 200)
     print(f"kimiops {args.label} ({kimiops.__file__}); {torch.cuda.get_device_name()}; "
-          f"torch.add_ until return {add[0]:.1f} us")
+          f"torch.add_ until return {add[0]:.1f} us, wall {add[3]:.1f} us")
     cases = (("walk", walk(400, rng)), ("spread", [rng.randint(1, 192) for _ in range(300)]), ("fixed", [1] * 300))
     for name, sizes in cases:
         steps = make_steps(sizes, gen)
@@ -139,13 +142,15 @@ def main() -> None:
         runner.forget_eager()
         fns = [ours(s) for s in steps]
         for rnd in (1, 2):
-            med, mean, pace = host_pass(fns)
-            print(f"  ours pass {rnd}: until return median {med:.1f} us, mean {mean:.1f} us; pace {pace:.1f} us")
+            med, mean, pace, wall = host_pass(fns)
+            print(f"  ours pass {rnd}: until return median {med:.1f} us, mean {mean:.1f} us; pace {pace:.1f} us; "
+                  f"wall median {wall:.1f} us")
         print(f"  ours GPU time per call (median of 60): {gpu_us(fns[::max(1, len(fns) // 60)]):.1f} us")
         if fla_fwd is not None:
             ffns = [fla(s) for s in steps]
-            med, mean, pace = host_pass(ffns)
-            print(f"  FLA: until return median {med:.1f} us, mean {mean:.1f} us; pace {pace:.1f} us")
+            med, mean, pace, wall = host_pass(ffns)
+            print(f"  FLA: until return median {med:.1f} us, mean {mean:.1f} us; pace {pace:.1f} us; "
+                  f"wall median {wall:.1f} us")
 
 
 if __name__ == "__main__":

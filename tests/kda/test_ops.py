@@ -704,7 +704,7 @@ def test_gpu_eager_decode_with_new_batch_sizes_gives_the_full_path_bits(monkeypa
     ``dense``: batch mode with a dense initial state and the final states returned."""
     from kimiops.kda import runner
 
-    gen = torch.Generator(device="cuda").manual_seed(5)
+    gen, cpu_gen = torch.Generator(device="cuda").manual_seed(5), torch.Generator().manual_seed(5)
     H, D, S = 32, 128, 80
     A_log = torch.rand(H, device="cuda", generator=gen)
     dt = torch.randn(H * D, device="cuda", generator=gen)
@@ -742,7 +742,7 @@ def test_gpu_eager_decode_with_new_batch_sizes_gives_the_full_path_bits(monkeypa
     fast_pool, full_pool = pool0.clone(), pool0.clone()
     sizes = [4, 4, 3, 7, 1, 3, 5, 2, 2, 9, 64, 4, 1, 33, 70, 7]
     for N in sizes:
-        tokens = torch.randint(1, 3, (N,), generator=gen, device="cpu") if form == "varlen" else torch.ones(N, dtype=torch.int64)
+        tokens = torch.randint(1, 3, (N,), generator=cpu_gen) if form == "varlen" else torch.ones(N, dtype=torch.int64)
         cu = torch.nn.functional.pad(tokens.cumsum(0), (1, 0)).to(device="cuda", dtype=torch.int32)
         q, k, v, g, beta, idx = inputs(N, int(tokens.sum()))
         o_fast, s_fast = call(N, fast_pool, q, k, v, g, beta, idx, cu)
