@@ -98,7 +98,11 @@ class KDABackend:
         check_tensor("beta", beta, ndim=3)
         if g.shape[1] < T or beta.shape[1] < T:
             raise ValueError(f"g, beta: expected at least {T} token rows (q's), got {g.shape[1]} and {beta.shape[1]}")
-        return q, k, v, g[:, :T], beta[:, :T], squeeze
+        if g.shape[1] > T:  # CUDA-graph padding rows
+            g = g[:, :T]
+        if beta.shape[1] > T:
+            beta = beta[:, :T]
+        return q, k, v, g, beta, squeeze
 
     def _check_pool(self, ssm_states):
         check_tensor("ssm_states", ssm_states, ndim=4)
@@ -170,13 +174,18 @@ class KDABackend:
             N = cache_indices.shape[0]
             if q.shape[1] < N:
                 raise ValueError(f"q: expected at least one token per request ({N}), got {q.shape[1]} rows")
-            q, k, v, g, beta = (x[0, :N].unsqueeze(1) for x in (q, k, v, g, beta))
+            H, HV, K, V = self.num_heads, self.num_v_heads, self.head_k_dim, self.head_v_dim
+            if q.shape[1] == N:  # [1, N, ...] -> [N, 1, ...]: one view each (0.8 us on the CPU machine against
+                # 1.9 for a slice and an unsqueeze, benchmarks/results/cpu_checks_20261201_s31/backend_views.log)
+                q, k, v = q.view(N, 1, H, K), k.view(N, 1, H, K), v.view(N, 1, HV, V)
+                g, beta = g.view(N, 1, HV, K), beta.view(N, 1, HV)
+            else:  # padding rows past the batch's requests
+                q, k, v, g, beta = (x[0, :N].unsqueeze(1) for x in (q, k, v, g, beta))
             o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound,
                               num_accepted_tokens)
-            o = o.squeeze(1).unsqueeze(0)
-        else:
-            o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
-                              lower_bound, num_accepted_tokens)
+            return o.reshape(N, HV, V) if squeeze else o.reshape(1, N, HV, V)  # a view: the kernels' o is contiguous
+        o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
+                          lower_bound, num_accepted_tokens)
         return o.squeeze(0) if squeeze else o
 
     def target_verify(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,

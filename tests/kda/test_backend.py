@@ -103,6 +103,25 @@ def test_padded_batch_and_trimmed_gates():
         assert rel_err(o[0, n], o_ref[0]) < 1e-4 and rel_err(pool[s], s_ref) < 1e-4
 
 
+def test_decode_of_one_token_per_request_ignores_rows_past_the_requests():
+    """Batch mode (no query_start_loc): q, k, v carrying more token rows than requests (CUDA-graph
+    padding) give the first N rows' results, in both input ranks, as if given exactly N rows."""
+    gen = torch.Generator().manual_seed(4)
+    be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
+    toks = _raw(5, gen)
+    gate = _gate(gen)
+    idx = torch.tensor([2, 0, -1], dtype=torch.int32)
+    for rank3 in (False, True):
+        pool, pool_ref = _pool(4), _pool(4)
+        pool[[0, 2]] = pool_ref[[0, 2]] = 0.5
+        given = toks if rank3 else [t[None] for t in toks]
+        o = be.decode(*given, ssm_states=pool, cache_indices=idx, **gate)
+        o_ref = be.decode(*(t[:3] if rank3 else t[None, :3] for t in toks), ssm_states=pool_ref, cache_indices=idx,
+                          **gate)
+        assert o.shape == ((3, HV, V) if rank3 else (1, 3, HV, V)) and o.shape == o_ref.shape
+        assert torch.equal(o, o_ref) and torch.equal(pool.nan_to_num(7.0), pool_ref.nan_to_num(7.0))
+
+
 def test_extend_ignores_token_rows_past_query_start_loc():
     gen = torch.Generator().manual_seed(3)
     be = kimiops.KDABackend(H, K, V, num_v_heads=HV)
