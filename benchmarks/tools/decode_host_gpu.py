@@ -102,7 +102,7 @@ def main() -> None:
     rows += [
         ("torch.add_ on 16 floats (launch part)", launch_us(lambda: tiny.add_(1))),
         ("eager_scalars (scalar key)", loop_us(scalars)),
-        ("dict lookup of the exact key (scalars, N + 1)", loop_us(lambda: runner._eager.get((key, c.cu.shape[0])))),
+        ("dict lookup of the exact key", loop_us(lambda: runner._eager.get((key, c.q.shape, c.cu.shape[0])))),
         ("eager_tensors (guard arguments)", loop_us(tensors)),
         ("TensorGuards.check of the 10 tensors", loop_us(lambda: hit.guard.check(*ts))),
         ("debug_enabled()", loop_us(debug_enabled)),

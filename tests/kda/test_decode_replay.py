@@ -113,21 +113,21 @@ def test_a_new_batch_size_is_launched_and_kept_as_an_exact_entry(cuda_queries):
     try:
         q, k, v, g, beta, pool, idx, _ = call = _batch(5)
         tensors = runner.eager_tensors(*call, None, None)
-        o, final = runner._elastic_decode(entry, (scalars, 5), tensors, q, k, v, g, beta, pool, idx, None, None,
+        o, final = runner._elastic_decode(entry, (scalars, q.shape, None), tensors, q, k, v, g, beta, pool, idx, None, None,
                                           None, None)
         assert final is pool and o.shape == v.shape
         grid, *_ = calls[-1]
         assert grid == nv * 5 * HV and calls[-1][-len(bound.tail):] == _tail(5, 1)
         assert calls[-1][6] == q.data_ptr() and calls[-1][11] == o.data_ptr()
-        kept = runner._eager[(scalars, 5)]
+        kept = runner._eager[(scalars, q.shape, None)]
         assert len(kept) == 1 and kept[0].guard.check(*tensors) and kept[0].launch.grid == nv * 5 * HV
         assert not kept[0].guard.check(*runner.eager_tensors(*_batch(6), None, None))
         far = _batch(64)  # N * HV = 256: another config of the batch table
         assert rec.config_for(64 * HV, varlen=False) != cfg
         n = len(calls)
-        assert runner._elastic_decode(entry, (scalars, 64), runner.eager_tensors(*far, None, None), *far[:7], None,
+        assert runner._elastic_decode(entry, (scalars, far[0].shape, None), runner.eager_tensors(*far, None, None), *far[:7], None,
                                       None, None, None) is None
-        assert len(calls) == n and (scalars, 64) not in runner._eager
+        assert len(calls) == n and (scalars, far[0].shape, None) not in runner._eager
     finally:
         runner.forget_eager()
 
@@ -144,7 +144,7 @@ def test_a_dense_state_call_gets_final_states_for_its_own_batch_size(cuda_querie
     runner.forget_eager()
     try:
         q, k, v, g, beta, state, _, _ = call = _batch(5, pool=False)
-        o, ht = runner._elastic_decode(entry, (("test-dense",), 5), runner.eager_tensors(*call, None, None), q, k, v,
+        o, ht = runner._elastic_decode(entry, (("test-dense",), q.shape, None), runner.eager_tensors(*call, None, None), q, k, v,
                                        g, beta, state, None, None, None, None, None)
         assert ht.shape == (5, HV, 8, 8) and ht.dtype == torch.float32
         assert calls[-1][12] == state.data_ptr() and calls[-1][13] == ht.data_ptr()
@@ -170,14 +170,16 @@ def test_decode_recordings_keep_an_exact_and_an_elastic_entry():
     scalars = ("test-decode-remember",)
     runner.forget_eager()
     try:
-        runner.remember_eager(((scalars, 3), tensors, True, True), "bound", True, None, False, Launch())
-        assert [e.launch for e in runner._eager[(scalars, 3)]] == ["bound"]
+        runner.remember_eager(((scalars, tensors[0].shape, None), tensors, True, True), "bound", True, None, False,
+                              Launch())
+        assert [e.launch for e in runner._eager[(scalars, tensors[0].shape, None)]] == ["bound"]
         old = runner._elastic[scalars][0]
         newer = Launch()
-        runner.remember_eager(((scalars, 64), runner.eager_tensors(*_batch(64), None, None), False, (old,)),
-                              "bound64", True, None, False, newer)
+        at64 = runner.eager_tensors(*_batch(64), None, None)
+        runner.remember_eager(((scalars, at64[0].shape, None), at64, False, (old,)), "bound64", True, None, False,
+                              newer)
         assert newer.learned == [old.launch] and [e.launch for e in runner._elastic[scalars]] == [newer]
-        assert (scalars, 64) not in runner._eager  # these exact shapes not seen before
+        assert (scalars, at64[0].shape, None) not in runner._eager  # these exact shapes not seen before
         assert runner._elastic[scalars][0].guard.check(*runner.eager_tensors(*_batch(9), None, None))
     finally:
         runner.forget_eager()
