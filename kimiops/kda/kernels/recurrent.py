@@ -82,7 +82,9 @@ Host side: the launcher does no device work besides allocating ``o`` (when ``out
 skip Triton's argument binder and go straight to the compiled kernel's launcher (``kimiops.launch.FAST_LAUNCH``;
 keyed on every property the specialization depends on: dtypes, constexprs, alignment of the state
 pointers, device). Set ``KIMIOPS_TRITON_FAST_LAUNCH=0`` to always use Triton's own path. Eager calls
-that repeat a signature (``kimiops.kda.runner``) reuse a ``BoundLaunch``. Measured and not kept
+that repeat a signature (``kimiops.kda.runner``) reuse a ``BoundLaunch``; calls that differ only in
+the batch size get one from an ``ElasticDecode`` (the same compiled kernel where the config table
+gives the new ``N * HV`` the same config). Measured and not kept
 there (fourteenth session, ``benchmarks/results/logs_h200_20261130j/r3_decode_host_gpu.log``,
 ``r4_decode_host_gpu.log``): small outputs handed out as views of a block of 32 preallocated ones
 instead of ``torch.empty_like`` per call; 1.39 vs 1.78 us in one run, 2.89 vs 2.08 in the next
