@@ -176,9 +176,10 @@ class KDABackend:
                 raise ValueError(f"q: expected at least one token per request ({N}), got {q.shape[1]} rows")
             H, HV, K, V = self.num_heads, self.num_v_heads, self.head_k_dim, self.head_v_dim
             if q.shape[1] == N:  # [1, N, ...] -> [N, 1, ...]: one view each (0.8 us on the CPU machine against
-                # 1.9 for a slice and an unsqueeze, benchmarks/results/cpu_checks_20261201_s31/backend_views.log)
+                # 1.9 for a slice and an unsqueeze, benchmarks/results/cpu_checks_20261201_s31/backend_views.log);
+                # g's and beta's head dims are checked by the op (its errors name them)
                 q, k, v = q.view(N, 1, H, K), k.view(N, 1, H, K), v.view(N, 1, HV, V)
-                g, beta = g.view(N, 1, HV, K), beta.view(N, 1, HV)
+                g, beta = g.view(N, 1, *g.shape[2:]), beta.view(N, 1, *beta.shape[2:])
             else:  # padding rows past the batch's requests
                 q, k, v, g, beta = (x[0, :N].unsqueeze(1) for x in (q, k, v, g, beta))
             o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, None, A_log, dt_bias, lower_bound,

@@ -267,8 +267,8 @@ def register_kda_op(kind: KDAKind):
 #   later calls at that N cost what repeated calls always did. H200 host, ``KDABackend.decode`` with
 #   a new batch size on every call (``logs_h200_20261201j/r4_batch_sizes_*.log``, two rounds each):
 #   62.5 / 82.9 us until return against 276.6 / 214.2 before (5a58502), 81-82 us of GPU time.
-_EAGER_CACHE_SIZE = 256     # scalar keys (with the batch or sequence count)
-_EAGER_PER_KEY = 8          # tensor signatures per scalar key (most recent first)
+_EAGER_CACHE_SIZE = 256     # keys (exact: scalars, q.shape, len(cu_seqlens); elastic: scalars)
+_EAGER_PER_KEY = 8          # tensor signatures per key (most recent first)
 _EAGER_SEEN_SIZE = 256      # recent misses whose next sighting is recorded
 _eager: OrderedDict = OrderedDict()
 _elastic: OrderedDict = OrderedDict()

@@ -195,6 +195,11 @@ def test_bad_inputs():
         kimiops.KDABackend(H, K + 16, V, num_v_heads=HV).decode(*toks, ssm_states=torch.zeros(2, HV, V, K + 16), cache_indices=idx)
     with pytest.raises(ValueError, match="num_v_heads"):
         kimiops.KDABackend(3, K, V, num_v_heads=4)
+    q, k, v, g, b = toks  # gates of the wrong head count, one token per request (batch mode's views)
+    with pytest.raises(ValueError, match="^g: expected shape"):
+        be.decode(q, k, v, g[:, :1], b, ssm_states=torch.zeros(2, HV, V, K), cache_indices=idx)
+    with pytest.raises(ValueError, match="^beta: expected shape"):
+        be.decode(q, k, v, g, b[:, :1], ssm_states=torch.zeros(2, HV, V, K), cache_indices=idx)
 
 
 def test_repr_names_kernels():
