@@ -52,12 +52,17 @@ def test_elastic_decode_binds_a_new_batch_size_of_the_same_config(cuda_queries):
 
 
 def test_elastic_decode_in_batch_mode_follows_the_batch_table(cuda_queries):
+    """Batch mode picks configs from its own table: at 32 value heads N = 3 and 4 share one there
+    (N * HV 96 and 128) that the cu_seqlens table does not give them."""
     HV = 32
-    cfg = rec.config_for(HV, varlen=False)
-    bound = rec.BoundLaunch(_raw([]), 128 // cfg.block_v * HV, _tail(1, 1), 0, False, True, True)
+    cfg = rec.config_for(3 * HV, varlen=False)
+    assert rec.config_for(4 * HV, varlen=False) == cfg and rec.config_for(4 * HV, varlen=True) != cfg
+    nv = 128 // cfg.block_v
+    bound = rec.BoundLaunch(_raw([]), nv * 3 * HV, _tail(3, 1), 0, False, True, True)
     elastic = rec.ElasticDecode(bound, cfg, HV, varlen=False)
+    assert elastic.bound_for(4, 1).grid == nv * 4 * HV
     assert rec.config_for(2 * HV, varlen=False) != cfg and elastic.bound_for(2, 1) is None
-    assert elastic.bound_for(1, 1).tail == bound.tail
+    assert elastic.bound_for(3, 1).tail == bound.tail
 
 
 def _batch(N, H=2, HV=4, D=8, T=1, pool=True):
@@ -80,9 +85,9 @@ def test_batch_mode_guard_leaves_only_the_batch_size_free():
     assert not guard.check(*runner.eager_tensors(*_batch(7, T=2), None, None))
     assert not guard.check(*runner.eager_tensors(*_batch(7, HV=8), None, None))
     q, k, v, g, beta, state, idx, cu = _batch(7)
-    fused = torch.randn(7, 1, 3, 2, 8)[:, :, 0]  # rows of a fused projection: another batch stride
-    assert fused.shape == q.shape and not guard.check(*runner.eager_tensors(fused, k, v, g, beta, state, idx, cu,
-                                                                             None, None))
+    fused = torch.randn(7, 3, 2, 8)[:, :1]  # rows of a fused projection: only the batch stride differs
+    assert fused.shape == q.shape and fused.stride()[1:] == q.stride()[1:]
+    assert not guard.check(*runner.eager_tensors(fused, k, v, g, beta, state, idx, cu, None, None))
     assert runner._elastic_consistent(q, k, v, g, beta, state, idx, cu)
     for i in range(1, 5):  # k, v, g, beta with another batch size than q
         args = [q, k, v, g, beta]
@@ -122,6 +127,10 @@ def test_a_new_batch_size_is_launched_and_kept_as_an_exact_entry(cuda_queries):
         kept = runner._eager[(scalars, q.shape, None)]
         assert len(kept) == 1 and kept[0].guard.check(*tensors) and kept[0].launch.grid == nv * 5 * HV
         assert not kept[0].guard.check(*runner.eager_tensors(*_batch(6), None, None))
+        none, launched = _batch(0), len(calls)  # no request: the full path launches nothing
+        assert runner._elastic_decode(entry, (scalars, none[0].shape, None), runner.eager_tensors(*none, None, None),
+                                      *none[:7], None, None, None, None) is None
+        assert len(calls) == launched and (scalars, none[0].shape, None) not in runner._eager
         far = _batch(64)  # N * HV = 256: another config of the batch table
         assert rec.config_for(64 * HV, varlen=False) != cfg
         n = len(calls)
