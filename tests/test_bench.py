@@ -92,3 +92,29 @@ def test_decode_config_names_round_trip(monkeypatch):
     for cfg in configs:
         assert decode_config_ab.parse_config(decode_config_ab.config_name(cfg)) == cfg
     assert decode_config_ab.config_name(decode_config_ab.parse_config("32x4hew")) == "32x4hew"
+
+
+def test_each_call_us_times_every_call_once_then_back_to_back(monkeypatch):
+    """``each_call_us`` (the serving-loop tools' timer) calls each callable once with a
+    synchronize around it, then all of them again back to back; its figures are positive and the
+    mean counts a slow call the median ignores."""
+    import time
+
+    import torch
+
+    from kimiops.bench.timing import each_call_us
+
+    syncs, calls = [], []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: syncs.append(len(calls)))
+
+    def call(i):
+        def fn():
+            calls.append(i)
+            if i == 0 and len(calls) == 1:
+                time.sleep(0.02)  # the first call is slow (as one that records)
+        return fn
+
+    t = each_call_us([call(i) for i in range(5)])
+    assert calls == [0, 1, 2, 3, 4] * 2
+    assert syncs[:10] == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5] and syncs[-1] == 10
+    assert 0 < t.until < t.until_mean and t.until_mean > 20000 / 5 * 0.9 and t.wall >= t.until and t.pace > 0

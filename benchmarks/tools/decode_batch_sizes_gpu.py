@@ -24,12 +24,11 @@ Runs on whichever kimiops is first on the path, so two trees can be compared in 
 """
 import argparse
 import random
-import statistics
-import time
 
 import torch
 
 import kimiops
+from kimiops.bench.timing import each_call_us, queued_gpu_us
 from kimiops.kda import runner
 
 H = HV = 32
@@ -58,37 +57,9 @@ def make_steps(sizes: list, gen: torch.Generator) -> list:
     return out
 
 
-def host_pass(fns: list) -> tuple[float, float, float, float]:
-    """(median, mean) host time until return after an idle GPU, the back-to-back pace, and the
-    median wall time until the GPU finished a lone call, us."""
-    until, wall = [], []
-    for fn in fns:
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        until.append(time.perf_counter() - t0)
-        torch.cuda.synchronize()
-        wall.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    for fn in fns:
-        fn()
-    torch.cuda.synchronize()
-    pace = (time.perf_counter() - t0) / len(fns)
-    return statistics.median(until) * 1e6, statistics.mean(until) * 1e6, pace * 1e6, statistics.median(wall) * 1e6
-
-
-def gpu_us(fns: list) -> float:
-    out = []
-    for fn in fns:
-        torch.cuda.synchronize()
-        torch.cuda._sleep(4_000_000)
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        out.append(s.elapsed_time(e) * 1e3)
-    return statistics.median(out)
+def _times(t) -> str:
+    return (f"until return median {t.until:.1f} us, mean {t.until_mean:.1f} us; pace {t.pace:.1f} us; "
+            f"wall median {t.wall:.1f} us")
 
 
 def main() -> None:
@@ -131,9 +102,9 @@ def main() -> None:
                 fla(step)()
     torch.cuda.synchronize()
     tiny = torch.zeros(16, device="cuda")
-    add = host_pass([lambda: tiny.add_(1)] * 200)
+    add = each_call_us([lambda: tiny.add_(1)] * 200)
     print(f"kimiops {args.label} ({kimiops.__file__}); {torch.cuda.get_device_name()}; "
-          f"torch.add_ until return {add[0]:.1f} us, wall {add[3]:.1f} us")
+          f"torch.add_ until return {add.until:.1f} us, wall {add.wall:.1f} us")
     cases = (("walk", walk(400, rng)), ("spread", [rng.randint(1, 192) for _ in range(300)]), ("fixed", [1] * 300))
     for name, sizes in cases:
         steps = make_steps(sizes, gen)
@@ -142,15 +113,10 @@ def main() -> None:
         runner.forget_eager()
         fns = [ours(s) for s in steps]
         for rnd in (1, 2):
-            med, mean, pace, wall = host_pass(fns)
-            print(f"  ours pass {rnd}: until return median {med:.1f} us, mean {mean:.1f} us; pace {pace:.1f} us; "
-                  f"wall median {wall:.1f} us")
-        print(f"  ours GPU time per call (median of 60): {gpu_us(fns[::max(1, len(fns) // 60)]):.1f} us")
+            print(f"  ours pass {rnd}: {_times(each_call_us(fns))}")
+        print(f"  ours GPU time per call (median of 60): {queued_gpu_us(fns[::max(1, len(fns) // 60)]):.1f} us")
         if fla_fwd is not None:
-            ffns = [fla(s) for s in steps]
-            med, mean, pace, wall = host_pass(ffns)
-            print(f"  FLA: until return median {med:.1f} us, mean {mean:.1f} us; pace {pace:.1f} us; "
-                  f"wall median {wall:.1f} us")
+            print(f"  FLA: {_times(each_call_us([fla(s) for s in steps]))}")
 
 
 if __name__ == "__main__":

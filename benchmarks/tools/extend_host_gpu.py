@@ -19,12 +19,12 @@ import contextlib
 import cProfile
 import io
 import pstats
-import statistics
 import time
 
 import torch
 
 import kimiops
+from kimiops.bench.timing import each_call_us, queued_gpu_us
 
 H = HV = 32
 K = V = 128
@@ -54,38 +54,6 @@ def make_batches(n_req: int, count: int, lo: int, hi: int, gen: torch.Generator)
         idx = torch.randperm(SLOTS)[:n_req].to(torch.int32)
         out.append((q, k, v, g, beta, cu.to(d), idx.to(d)))
     return out
-
-
-def host_times(calls: list) -> tuple[float, float]:
-    """(median until return after an idle GPU, back-to-back pace per call), us."""
-    until = []
-    for fn in calls:
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        until.append(time.perf_counter() - t0)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    pace = (time.perf_counter() - t0) / len(calls)
-    return statistics.median(until) * 1e6, pace * 1e6
-
-
-def gpu_times(calls: list) -> float:
-    """Median GPU time of one call (us): events around it, its launches queued behind a 2 ms sleep."""
-    out = []
-    for fn in calls:
-        torch.cuda.synchronize()
-        torch.cuda._sleep(4_000_000)
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        out.append(s.elapsed_time(e) * 1e3)
-    return statistics.median(out)
 
 
 @contextlib.contextmanager
@@ -166,7 +134,7 @@ def main() -> None:
         print(f"FLA not available: {type(err).__name__}: {err}")
     gen = torch.Generator().manual_seed(0)
     tiny = torch.zeros(16, device="cuda")
-    print(f"kimiops {kimiops.__file__}; torch.add_ until return {host_times([lambda: tiny.add_(1)] * 200)[0]:.1f} us")
+    print(f"kimiops {kimiops.__file__}; torch.add_ until return {each_call_us([lambda: tiny.add_(1)] * 200).until:.1f} us")
     pool = torch.zeros(SLOTS, HV, V, K, device="cuda")
     A_log = torch.log(torch.rand(HV, generator=gen) * 15 + 1).cuda()
     dt = (torch.randn(HV * K, generator=gen) * 0.5).cuda()
@@ -192,13 +160,13 @@ def main() -> None:
             batches = []
         else:
             batches = make_batches(n_req, args.calls, lo, hi, gen)
-        until = host_times([ours(b) for b in batches])[0] if batches else None
-        gpu = gpu_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])
+        until = each_call_us([ours(b) for b in batches]).until if batches else None
+        gpu = queued_gpu_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])
         if args.ab_only:
             print(f"N={n_req} lengths {lo}-{hi}: GPU {gpu:.1f} us", flush=True)
         else:
-            pace = host_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])[1]
-            r_until, r_pace = host_times([ours(batches[0])] * args.calls)
+            pace = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]).pace
+            r_until, _, r_pace, _ = each_call_us([ours(batches[0])] * args.calls)
             line = (f"N={n_req} lengths {lo}-{hi}: new token counts: until return {until:.1f} us, pace {pace:.1f}; "
                     f"one signature repeated {r_until:.1f} / {r_pace:.1f}; GPU {gpu:.1f} us")
             if fla_chunk_kda is not None:
@@ -206,8 +174,8 @@ def main() -> None:
                     fl = [fla(b) for b in batches]
                     for fn in fl[:5]:
                         fn()
-                    f_until, f_pace = host_times(fl)
-                    line += f"; FLA until return {f_until:.1f}, pace {f_pace:.1f}, GPU {gpu_times(fl):.1f}"
+                    f_until, _, f_pace, _ = each_call_us(fl)
+                    line += f"; FLA until return {f_until:.1f}, pace {f_pace:.1f}, GPU {queued_gpu_us(fl):.1f}"
                 except Exception as err:  # noqa: BLE001
                     line += f"; FLA failed: {type(err).__name__}: {err}"
             print(line, flush=True)
@@ -217,14 +185,14 @@ def main() -> None:
                 with elastic_replay(mode == "elastic replay"):
                     for b in make_batches(n_req, 20, lo, hi, gen):  # (re)learns the kernel variants
                         ours(b)()
-                    times[mode] = host_times([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])[0]
+                    times[mode] = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]).until
             print(f"  A/B round {rnd + 1}, new token counts, until return: "
                   + ", ".join(f"{m} {t:.1f} us" for m, t in times.items()), flush=True)
         if args.pieces:
             fresh = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]
             totals, restore = timed_pieces()
             try:
-                until = host_times(fresh)[0]
+                until = each_call_us(fresh).until
             finally:
                 restore()
             print(f"--- pieces, inclusive us per call over {len(fresh)} new token counts (until return {until:.1f} us, "

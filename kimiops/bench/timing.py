@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import NamedTuple
 
 import torch
 
@@ -106,6 +107,51 @@ def host_us(fn, iters: int = 200) -> tuple[float, float]:
         walls.append(time.perf_counter() - t0)
         launches.append(t1 - t0)
     return statistics.median(walls) * 1e6, statistics.median(launches) * 1e6
+
+
+class CallTimes(NamedTuple):
+    """Host times of a sequence of calls (us), from :func:`each_call_us`."""
+
+    until: float       # median time until a call returned, each after an idle GPU
+    until_mean: float  # the mean of the same (counts rare slow calls, e.g. those that record)
+    pace: float        # per call, all of them enqueued back to back without synchronizing
+    wall: float        # median time until the GPU finished a lone call
+
+
+def each_call_us(fns) -> CallTimes:
+    """:class:`CallTimes` of calling each of ``fns`` once in order (calls whose inputs differ, as a
+    serving loop makes them), then all of them back to back."""
+    until, wall = [], []
+    for fn in fns:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        until.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        wall.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for fn in fns:
+        fn()
+    torch.cuda.synchronize()
+    pace = (time.perf_counter() - t0) / len(fns)
+    return CallTimes(statistics.median(until) * 1e6, statistics.mean(until) * 1e6, pace * 1e6,
+                     statistics.median(wall) * 1e6)
+
+
+def queued_gpu_us(fns) -> float:
+    """Median GPU time of one call of each of ``fns`` (us): CUDA events around the call, whose
+    launches are queued behind a ~2 ms sleep kernel so that the host is not on the clock."""
+    out = []
+    for fn in fns:
+        torch.cuda.synchronize()
+        torch.cuda._sleep(4_000_000)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        out.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(out)
 
 
 def environment() -> dict:
