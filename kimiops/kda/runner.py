@@ -339,8 +339,7 @@ def tensor_guard(tensors, free=None):
     guard leaves unchecked (``_ELASTIC_VARLEN``, ``_ELASTIC_BATCH``)."""
     if _TensorGuards is None:
         return None
-    sizes, strides = free or (None, None)
-    sizes, strides = sizes or ((),) * len(tensors), strides or ((),) * len(tensors)
+    sizes, strides = free or (((),) * len(tensors),) * 2
     try:
         guard = _TensorGuards(*tensors,
                               dynamic_dims_sizes=[[None if d in f else n for d, n in enumerate(t.shape)]
@@ -455,7 +454,7 @@ def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, nu
 # indices, num_accepted and a dense state, or a pool's slot count). Without (decode's batch mode):
 # N, dimension 0 of every per-sequence tensor; every stride stays fixed, the kernel reads them.
 _ELASTIC_VARLEN = (((1,),) * 5 + ((0,), (0,), (0,), (), (), (0,)), ((0,),) * 5 + ((),) * 6)
-_ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), None)
+_ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), ((),) * 11)
 
 
 def seen_before(shapes: tuple) -> bool:

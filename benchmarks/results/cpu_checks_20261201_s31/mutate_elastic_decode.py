@@ -17,7 +17,7 @@ MUTATIONS = [
     ("kimiops/kda/runner.py", "    d = 0 if cu_seqlens is None else 1\n", "    d = 1\n"),
     ("kimiops/kda/runner.py", "if num_accepted is not None and num_accepted.shape[0] != N:",
      "if False:"),
-    ("kimiops/kda/runner.py", "_ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), None)",
+    ("kimiops/kda/runner.py", "_ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), ((),) * 11)",
      "_ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), ((0,),) * 5 + ((),) * 6)"),
     ("kimiops/kda/runner.py", "_ELASTIC_VARLEN = (((1,),) * 5 + ((0,), (0,), (0,), (), (), (0,)), ((0,),) * 5 + ((),) * 6)",
      "_ELASTIC_VARLEN = (((0, 1),) * 5 + ((0,), (0,), (0,), (), (), (0,)), ((0,),) * 5 + ((),) * 6)"),
