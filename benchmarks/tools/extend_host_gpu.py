@@ -4,15 +4,18 @@ SGLang and vLLM run extend (prefill) eagerly, and a batch's token count and requ
 from one call to the next, so every call misses the eager shortcut (which needs a repeated
 signature) and runs the full Python path. This times that path against the GPU time of the same
 calls: ``KDABackend.extend`` over a pool (softplus gate, L2 norm and beta sigmoid in the kernels,
-H = HV = 32, K = V = 128, bf16), batches of N requests whose lengths are drawn anew for every call,
-and FLA's ``chunk_kda`` on the same inputs where it is installed.
+K = V = 128, bf16), batches of N requests whose lengths are drawn anew for every call, and FLA's
+``chunk_kda`` on the same inputs where it is installed. Cases (``--cases``): 1, 4 and 8 requests at 32
+heads (one part), one prompt of 1024-4096 tokens at 32 heads (pipelined parts) and one of 2048-8192
+tokens at 4 and 8 heads (segments: tensor-parallel ranks of a 32-head model).
 
 Per case: the median host time until a call returns after an idle GPU, the back-to-back pace (calls
 enqueued without synchronizing), the GPU time of one such call (CUDA events around a call whose
 launches were queued behind a long kernel, so the host is not on the clock), and a cProfile of the
 varying calls (top functions by own time and by cumulative time).
 
-    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--ab ROUNDS [--ab-only]] [--pieces] [--profile]
+    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--cases ...] [--ab ROUNDS [--ab-only]] [--pieces]
+        [--profile]
 """
 import argparse
 import contextlib
@@ -26,31 +29,33 @@ import torch
 import kimiops
 from kimiops.bench.timing import each_call_us, queued_gpu_us
 
-H = HV = 32
 K = V = 128
 SLOTS = 64
+# name: (heads, requests, shortest, longest request)
+CASES = {"1x64-512": (32, 1, 64, 512), "4x32-256": (32, 4, 32, 256), "8x100-400": (32, 8, 100, 400),
+         "parts": (32, 1, 1024, 4096), "segments4": (4, 1, 2048, 8192), "segments8": (8, 1, 2048, 8192)}
 
 
 _USED_TOTALS: set = set()
 
 
-def make_batches(n_req: int, count: int, lo: int, hi: int, gen: torch.Generator) -> list:
+def make_batches(n_req: int, count: int, lo: int, hi: int, gen: torch.Generator, H: int = 32) -> list:
     """``count`` extend batches of ``n_req`` requests with lengths in ``[lo, hi]``, each with a token
     count no earlier batch of this process had (so no call repeats a signature the eager shortcut
-    could have recorded)."""
+    could have recorded); ``H`` heads (H = HV)."""
     out = []
     while len(out) < count:
         lens = torch.randint(lo, hi + 1, (n_req,), generator=gen)
         cu = torch.zeros(n_req + 1, dtype=torch.int32)
         cu[1:] = torch.cumsum(lens, 0)
         T = int(cu[-1])
-        if (n_req, T) in _USED_TOTALS:
+        if (n_req, T, H) in _USED_TOTALS:
             continue
-        _USED_TOTALS.add((n_req, T))
+        _USED_TOTALS.add((n_req, T, H))
         d = "cuda"
         q, k, g = (torch.randn(1, T, H, K, device=d).to(torch.bfloat16) for _ in range(3))
-        v = torch.randn(1, T, HV, V, device=d).to(torch.bfloat16)
-        beta = torch.randn(1, T, HV, device=d).to(torch.bfloat16)
+        v = torch.randn(1, T, H, V, device=d).to(torch.bfloat16)
+        beta = torch.randn(1, T, H, device=d).to(torch.bfloat16)
         idx = torch.randperm(SLOTS)[:n_req].to(torch.int32)
         out.append((q, k, v, g, beta, cu.to(d), idx.to(d)))
     return out
@@ -124,6 +129,7 @@ def main() -> None:
     p.add_argument("--pieces", action="store_true", help="inclusive time per call of the host path's pieces")
     p.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
                    help="also time new token counts with the elastic replay switched off, alternating, ROUNDS rounds")
+    p.add_argument("--cases", nargs="+", choices=list(CASES), default=["1x64-512", "4x32-256", "8x100-400"])
     p.add_argument("--ab-only", action="store_true",
                    help="with --ab: skip the other measurements and FLA (a cold machine spends minutes compiling)")
     args = p.parse_args()
@@ -135,39 +141,47 @@ def main() -> None:
     gen = torch.Generator().manual_seed(0)
     tiny = torch.zeros(16, device="cuda")
     print(f"kimiops {kimiops.__file__}; torch.add_ until return {each_call_us([lambda: tiny.add_(1)] * 200).until:.1f} us")
-    pool = torch.zeros(SLOTS, HV, V, K, device="cuda")
-    A_log = torch.log(torch.rand(HV, generator=gen) * 15 + 1).cuda()
-    dt = (torch.randn(HV * K, generator=gen) * 0.5).cuda()
-    be = kimiops.KDABackend(H, K, V)
+    A_log_all = torch.log(torch.rand(32, generator=gen) * 15 + 1).cuda()
+    dt_all = (torch.randn(32 * K, generator=gen) * 0.5).cuda()
+    setups = {}
+
+    def setup(H):  # pool, A_log, dt_bias and backend at H heads
+        if H not in setups:
+            setups[H] = (torch.zeros(SLOTS, H, V, K, device="cuda"), A_log_all[:H].contiguous(),
+                         dt_all[:H * K].contiguous(), kimiops.KDABackend(H, K, V))
+        return setups[H]
 
     def ours(b):
         q, k, v, g, beta, cu, idx = b
+        pool, A_log, dt, be = setup(q.shape[2])
         return lambda: be.extend(q, k, v, g, beta, ssm_states=pool, cache_indices=idx, query_start_loc=cu,
                                  A_log=A_log, dt_bias=dt)
 
     def fla(b):
         q, k, v, g, beta, cu, idx = b
+        pool, A_log, dt, _ = setup(q.shape[2])
         h0, cu64 = pool[idx.long()], cu.long()  # FLA 0.6 takes dense states, not a pool
         return lambda: fla_chunk_kda(q, k, v, g, beta, initial_state=h0, use_qk_l2norm_in_kernel=True,
                                      use_gate_in_kernel=True, A_log=A_log, dt_bias=dt, use_beta_sigmoid_in_kernel=True,
                                      cu_seqlens=cu64, output_final_state=True, state_v_first=True)
 
-    for n_req, lo, hi in ((1, 64, 512), (4, 32, 256), (8, 100, 400)):
-        warm = make_batches(n_req, 40, lo, hi, gen)  # compiles every specialization the lengths reach
+    for case in args.cases:
+        H, n_req, lo, hi = CASES[case]
+        warm = make_batches(n_req, 40, lo, hi, gen, H)  # compiles every specialization the lengths reach
         for b in warm:
             ours(b)()
         if args.ab_only:
             batches = []
         else:
-            batches = make_batches(n_req, args.calls, lo, hi, gen)
+            batches = make_batches(n_req, args.calls, lo, hi, gen, H)
         until = each_call_us([ours(b) for b in batches]).until if batches else None
-        gpu = queued_gpu_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)])
+        gpu = queued_gpu_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)])
         if args.ab_only:
-            print(f"N={n_req} lengths {lo}-{hi}: GPU {gpu:.1f} us", flush=True)
+            print(f"{case}: {H} heads, N={n_req} lengths {lo}-{hi}: GPU {gpu:.1f} us", flush=True)
         else:
-            pace = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]).pace
+            pace = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)]).pace
             r_until, _, r_pace, _ = each_call_us([ours(batches[0])] * args.calls)
-            line = (f"N={n_req} lengths {lo}-{hi}: new token counts: until return {until:.1f} us, pace {pace:.1f}; "
+            line = (f"{case}: {H} heads, N={n_req} lengths {lo}-{hi}: new token counts: until return {until:.1f} us, pace {pace:.1f}; "
                     f"one signature repeated {r_until:.1f} / {r_pace:.1f}; GPU {gpu:.1f} us")
             if fla_chunk_kda is not None:
                 try:
@@ -183,13 +197,13 @@ def main() -> None:
             times = {}
             for mode in ("elastic replay", "without it"):
                 with elastic_replay(mode == "elastic replay"):
-                    for b in make_batches(n_req, 20, lo, hi, gen):  # (re)learns the kernel variants
+                    for b in make_batches(n_req, 20, lo, hi, gen, H):  # (re)learns the kernel variants
                         ours(b)()
-                    times[mode] = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]).until
+                    times[mode] = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)]).until
             print(f"  A/B round {rnd + 1}, new token counts, until return: "
                   + ", ".join(f"{m} {t:.1f} us" for m, t in times.items()), flush=True)
         if args.pieces:
-            fresh = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]
+            fresh = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)]
             totals, restore = timed_pieces()
             try:
                 until = each_call_us(fresh).until
@@ -200,7 +214,7 @@ def main() -> None:
             for label, (sec, n) in totals.items():
                 print(f"{sec / len(fresh) * 1e6:9.1f} us  {label}  ({n / len(fresh):.1f} calls per call)")
         if args.profile:
-            varying = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen)]
+            varying = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)]
             prof = cProfile.Profile()
             torch.cuda.synchronize()
             prof.enable()

@@ -1061,12 +1061,57 @@ def test_gpu_eager_varlen_prefill_with_new_token_counts_gives_the_full_path_bits
             assert torch.equal(fast_st, full_st), lens
         if state == "dense":
             assert torch.equal(s_fast, s_full), lens
-    # one entry per layout (one sequence: no longest-first order; several: ordered)
-    assert sum(len(e) for e in runner._elastic.values()) == 2
+    # one entry per layout (one sequence: no longest-first order; several: ordered; segments)
+    assert sum(len(e) for e in runner._elastic.values()) == 3
     # the first call is noted, the second recorded; later calls replay where their kernel variant
     # was seen ([80, 80] repeats the variant of [160, 96]); the 3000-token prompt (segments at 4
-    # heads) and the last batch (more slots than the recording's scratch) decline
+    # heads) is recorded as an entry of its own, the last batch (more slots than the recording's
+    # scratch) declines
     assert True in replays and replays[-1] is False, replays
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("heads", [32, 4])
+def test_gpu_eager_prefill_in_parts_or_segments_with_new_token_counts_gives_the_full_path_bits(monkeypatch, heads):
+    """One long prompt with a new token count every call (one request's extend) at 32 heads runs
+    in 2-8 pipelined parts, at 4 heads (a tensor-parallel rank) in segments, also two prompts;
+    ``chunk.ElasticPrefill`` repeats these layouts with the part bounds, chain counters and segment
+    lengths of each call. Every call gives the full path's bits (debug mode never takes a shortcut)
+    for o and the pool, and most calls replay."""
+    import kimiops
+    from kimiops.kda.kernels import chunk
+
+    replays = _count_replays(monkeypatch, chunk.ElasticPrefill)
+    gen = torch.Generator(device="cuda").manual_seed(13)
+    HV, D = heads, 128
+    A_log = torch.log(torch.rand(HV, device="cuda", generator=gen) * 15 + 1)
+    dt = torch.randn(HV * D, device="cuda", generator=gen) * 0.5
+    pool0 = torch.randn(4, HV, D, D, device="cuda", generator=gen) * 0.1
+    if heads == 32:  # parts: 2 (1024 tokens) to 8 (33000)
+        batches = [[33000], [1024], [1100], [2048], [3001], [4096], [1500], [8192], [12345], [2222], [1024]]
+    else:
+        batches = [[16384], [2048], [3000], [4096], [5000, 100], [8192], [9001], [2500, 2501], [2049], [3000]]
+    layouts = set()
+    kimiops.empty_cache()
+    for lens in batches:
+        T = sum(lens)
+        layouts.add(chunk.elastic_layout(T, len(lens), HV, D)[0][0])
+        cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32, device="cuda")
+        idx = torch.tensor([2, 0][:len(lens)], dtype=torch.int32, device="cuda")
+        x = [torch.randn(1, T, HV, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4)]
+        beta = torch.randn(1, T, HV, device="cuda", generator=gen, dtype=torch.bfloat16)
+        kw = dict(use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+                  A_log=A_log, dt_bias=dt, cu_seqlens=cu, state_v_first=True, initial_state_indices=idx,
+                  output_final_state=True)
+        fast, full = pool0.clone(), pool0.clone()
+        o_fast, _ = kimiops.chunk_kda(*x, beta, initial_state=fast, **kw)
+        monkeypatch.setenv("KIMIOPS_DEBUG", "1")
+        o_full, _ = kimiops.chunk_kda(*x, beta, initial_state=full, **kw)
+        monkeypatch.delenv("KIMIOPS_DEBUG")
+        assert torch.equal(o_fast, o_full), lens
+        assert torch.equal(fast, full), lens
+    assert layouts == {"parts" if heads == 32 else "segments"}
+    assert sum(replays) >= 4, replays
 
 
 def test_every_scratch_buffer_is_known_to_the_eager_shortcut():

@@ -2,6 +2,7 @@
 the launch entry stubbed: which arguments are the call's tensors, which are scratch, and when a
 call cannot be bound. The replay itself runs in the GPU tests of ``test_chunk_kernel.py``."""
 
+import pytest
 import torch
 
 from kimiops.kda.kernels.chunk import BoundPrefill
@@ -131,7 +132,7 @@ def test_elastic_replay_recomputes_what_follows_the_token_and_sequence_counts(cu
     tensors, plan, recorded = _varlen_recording(calls, T=100, N=3, cap=40)
     bound = BoundPrefill.build(plan, recorded, tensors)
     elastic = chunk.ElasticPrefill.build(plan, recorded, bound)
-    assert elastic is not None and elastic.layout == (True, True) and elastic.slot_cap == 40
+    assert elastic is not None and elastic.layout == ("one", True, True) and elastic.caps["slots"] == 40
     # T = 150 (not a multiple of 16, like 100), N = 3: the recorded kernels' variant
     new, _, _ = _varlen_recording([], T=150, N=3)
     o = elastic(*new)
@@ -195,7 +196,7 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
         assert nine(*_varlen_recording([], T=T, N=N)[0]) is not None, (T, N)
 
 
-def test_elastic_replay_is_only_for_one_part_varlen_calls(cuda_queries):
+def test_elastic_replay_takes_varlen_calls_cut_by_the_default_rules(cuda_queries):
     from kimiops.kda.kernels import chunk
 
     tensors, plan, recorded = _varlen_recording([], T=100, N=3)
@@ -206,10 +207,156 @@ def test_elastic_replay_is_only_for_one_part_varlen_calls(cuda_queries):
     assert chunk.ElasticPrefill.build(dict(plan, track=tensors[0]), recorded, bound) is None
     # the launch rules take segments for few (sequence, head) pairs and pipelined parts for one
     # long sequence; a batch at 32 heads runs in one part
-    assert chunk.elastic_layout(4096, 2, 4, 128) is None
-    assert chunk.elastic_layout(4096, 1, 32, 128) is None
-    assert chunk.elastic_layout(4096, 2, 32, 128) == (True, True)
-    assert chunk.elastic_layout(200, 1, 32, 128) == (False, True)
+    assert chunk.elastic_layout(4096, 2, 4, 128)[0] == ("segments",)
+    assert chunk.elastic_layout(4096, 1, 32, 128)[0] == ("parts", False, True)
+    assert chunk.elastic_layout(4096, 2, 32, 128)[0] == ("one", True, True)
+    assert chunk.elastic_layout(200, 1, 32, 128)[0] == ("one", False, True)
+
+
+def _stub_pipeline_launches(monkeypatch, calls):
+    """``chunk``'s launches replaced by a stub that records as ``kimiops.launch.launch`` does and
+    "launches" by appending ``(gx, gy, gz, stream, kernel name, specialization key, *values)`` (tensors
+    as addresses) to ``calls``, so a replay that picks another compiled variant than the full path
+    would shows in the key; programmatic dependent launch on (the pipelined parts are chained)."""
+    import inspect
+    import types
+
+    import kimiops.launch as kl
+    from kimiops.kda.kernels import chunk
+
+    def key(kernel, values, kwargs):  # what ``kl.specialization_key`` holds (the interpreter's kernels lack params)
+        const = [str(p.annotation).endswith("constexpr") for p in inspect.signature(kernel.fn).parameters.values()]
+        return (tuple(kwargs.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for x, c in zip(values, const) if c),
+                tuple(kl.specialization(x) for x, c in zip(values, const) if not c))
+
+    def launch(kernel, grid, *args, **kwargs):
+        values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
+        tensors = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
+        raw = types.SimpleNamespace(entry=lambda *a: calls.append(a),
+                                    head=(kernel.fn.__name__, key(kernel, values, kwargs)))
+        gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+        record = getattr(kl._RECORDER, "into", None)
+        if record is not None:
+            record.append((raw, (gx, gy, gz), list(values), tensors, kernel))
+        raw.entry(gx, gy, gz, 77, *raw.head, *[x.data_ptr() if i in tensors else x for i, x in enumerate(values)])
+
+    monkeypatch.setattr(chunk, "launch", launch)
+    monkeypatch.setattr(chunk, "supports_pdl", lambda device: True)
+
+
+def _pool_call(lens, H, HV, K, pool, gate=True):
+    """Arguments of ``chunk.chunk_kda_fwd`` for a varlen pool call of sequences ``lens`` (CPU, never
+    computed: the launches are stubbed)."""
+    T = sum(lens)
+    q, k = (torch.empty(1, T, H, K, dtype=torch.bfloat16) for _ in range(2))
+    v, g = (torch.empty(1, T, HV, K, dtype=torch.bfloat16) for _ in range(2))
+    beta = torch.empty(1, T, HV, dtype=torch.bfloat16)
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32)
+    idx = torch.arange(len(lens), dtype=torch.int32)
+    kw = dict(scale=K ** -0.5, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx, state_v_first=True,
+              use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus" if gate else "none",
+              A_log=torch.zeros(HV) if gate else None, dt_bias=None, lower_bound=None)
+    return (q, k, v, g, beta), kw
+
+
+@pytest.mark.parametrize("form", ["one", "one_flat", "parts", "segments"])
+def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_queries, form):
+    """For every token and sequence count in each form of layout, a replay either declines or makes
+    the full path's launches exactly: the same kernels in the same order, the same compiled variant
+    (specialization key), grids and arguments (o aside, which each allocates). A declined call's
+    recording teaches the entry (``learn``), after which it replays. Parts: one prompt at 32 heads
+    (2-8 parts); segments: one or two prompts at 4 heads; one part: batches at 4 heads, and batches
+    of more sequences than the state stage's 3-D grid holds (its flat grid, one head)."""
+    from kimiops.kda.kernels import chunk
+
+    calls = []
+    _stub_pipeline_launches(monkeypatch, calls)
+    chunk_fwd = chunk.chunk_kda_fwd
+    H, HV, K = {"one": (4, 4, 16), "one_flat": (1, 1, 16), "parts": (1, 32, 16), "segments": (4, 4, 16)}[form]
+    first, later = {
+        "one": ([700, 300, 24], [[100, 37], [64, 0, 90], [160, 96], [5, 200, 31], [80, 80], [33, 17, 1]]),
+        "one_flat": ([1] * 70000, [[1] * 70010, [2] + [1] * 69999, [1] * 70000 + [5], [3] * 65600]),
+        "parts": ([36000], [[1024], [1100], [2048], [3000], [4096], [8192], [12345], [20000], [33000], [36000]]),
+        "segments": ([16384], [[2048], [3000], [4096], [5000, 100], [8192], [9001], [2500, 2500], [16384]]),
+    }[form]
+    pool = torch.zeros(4, HV, K, K)
+    kimiops_workspace_reset()
+    x, kw = _pool_call(first, H, HV, K, pool)
+    bind = []
+    chunk_fwd(*x, bind=bind, **kw)
+    entry = bind[1]
+    assert entry is not None and entry.layout[0] == form.split("_")[0]
+    assert entry.layout[-1] is (form != "one_flat") or form == "segments"  # the state stage's 3-D grid
+    replayed, learned, parts_seen = 0, 0, set()
+    for lens in later:
+        x, kw = _pool_call(lens, H, HV, K, pool)
+        assert chunk.elastic_layout(sum(lens), len(lens), HV, K)[0][0] == form.split("_")[0], lens
+        calls.clear()
+        o_full = chunk_fwd(*x, **kw)
+        full = [c for c in calls]
+        args = (*x, pool, kw["h0_indices"], pool, kw["ht_indices"], kw["cu_seqlens"], kw["A_log"], None)
+        calls.clear()
+        o = entry(*args)
+        if o is None:  # a kernel variant or more scratch than recorded: the full path records and teaches
+            assert calls == [], lens
+            bind = []
+            chunk_fwd(*x, bind=bind, **kw)
+            bind[1].learn(entry)
+            entry, learned = bind[1], learned + 1
+            calls.clear()
+            o = entry(*args)
+            assert o is not None, lens
+        else:
+            replayed += 1
+        mark = lambda c, out: tuple("o" if a == out.data_ptr() else a for a in c)  # noqa: E731
+        assert [mark(c, o) for c in calls] == [mark(c, o_full) for c in full], lens
+        parts_seen.add(sum(c[4] == "chunk_intra_kernel" for c in calls))
+    assert replayed >= len(later) // 2 and learned >= 1, (replayed, learned)
+    if form == "parts":
+        assert {2, 4, 8} <= parts_seen, parts_seen
+
+
+def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_queries):
+    """Parts and segments need scratch that the slot count alone does not bound: one completion
+    counter per part, maps and start states per segment. A recording whose stage-1 scratch holds
+    a longer call (an earlier call of another layout grew it) but whose chain or segment buffers
+    are smaller declines that call, launching nothing."""
+    from kimiops.kda.kernels import chunk
+
+    calls = []
+    _stub_pipeline_launches(monkeypatch, calls)
+    for HV, H, grow, small, large in ((32, 1, [4100, 4100], [1024], [4096]),   # 2 parts, then 4
+                                      (4, 4, [900] * 12, [2048], [4096])):   # 4 segments, then 8
+        kimiops_workspace_reset()
+        pool = torch.zeros(4, HV, 16, 16)
+        chunk.chunk_kda_fwd(*_pool_call(grow, H, HV, 16, pool)[0], **_pool_call(grow, H, HV, 16, pool)[1])
+        assert chunk.elastic_layout(sum(grow), len(grow), HV, 16)[0][0] == "one"
+        x, kw = _pool_call(small, H, HV, 16, pool)
+        bind = []
+        chunk.chunk_kda_fwd(*x, bind=bind, **kw)
+        entry = bind[1]
+        x, kw = _pool_call(large, H, HV, 16, pool)
+        assert varlen_slots_fit(entry, sum(large), len(large))
+        calls.clear()
+        args = (*x, pool, kw["h0_indices"], pool, kw["ht_indices"], kw["cu_seqlens"], kw["A_log"], None)
+        assert entry(*args) is None and calls == [], (HV, large)
+        # the same entry with room for them replays (nothing else declined the call)
+        entry.caps.update({"parts": 8, "seg_maps": 8, "seg_starts": 8})
+        assert entry(*args) is not None and calls, (HV, large)
+
+
+def varlen_slots_fit(entry, T, N):
+    """Whether a call's chunk slots fit the entry's stage-1 scratch."""
+    from kimiops.kda.kernels.chunk_layout import varlen_slots
+
+    return varlen_slots(T, N) <= entry.caps["slots"]
+
+
+def kimiops_workspace_reset():
+    """Scratch of earlier tests would be larger than this test's first call and hold everything."""
+    from kimiops.kda.workspace import empty_cache
+
+    empty_cache()
 
 
 def test_elastic_guard_leaves_only_the_token_and_sequence_counts_free():

@@ -242,12 +242,6 @@ def _launch(p):
         _launch_intra(p)
         _launch_state(p)
         return
-    dev = p["q"].device
-    if dev.type != "cuda":  # interpreter: one stream, same parts
-        for lo, hi in parts:
-            _launch_intra(p, lo, hi)
-            _launch_state(p, lo, hi)
-        return
     if p["pdl_chain"]:
         # One stream: stage 1 of part 0, then state(0), stage1(1), state(1), ... each launched as a
         # programmatic dependent of the one before. A state launch is scheduled while its stage 1
@@ -261,6 +255,12 @@ def _launch(p):
         for i, (lo, hi) in enumerate(parts):
             _launch_intra(p, lo, hi, pdl=1 if i == 0 else 2, chain_index=i)
             _launch_state(p, lo, hi, pdl=True, order_done=True)
+        return
+    dev = p["q"].device
+    if dev.type != "cuda":  # interpreter: one stream, same parts
+        for lo, hi in parts:
+            _launch_intra(p, lo, hi)
+            _launch_state(p, lo, hi)
         return
     main = torch.cuda.current_stream(dev)
     side, handoff = forked_stream(dev, p["high_priority"])

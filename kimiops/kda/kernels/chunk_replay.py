@@ -1,18 +1,20 @@
 """Eager prefill calls repeated without the Python path: the recorded launches of a call, replayed
 with new tensors' addresses (``BoundPrefill``: exact shapes) or also with a new token and sequence
-count (``ElasticPrefill``: varlen calls in one part). ``kimiops.kda.runner`` decides which call
+count (``ElasticPrefill``: varlen calls, in one part, in pipelined parts or in segments). ``kimiops.kda.runner`` decides which call
 may take which (its tensor guards); ``chunk.chunk_kda_fwd`` records them.
 """
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.kda.kernels.chunk_layout import (GRID_3D_MAX_SEQS, elastic_layout, locate_bits, order_block,
+from kimiops.kda.kernels.chunk_layout import (elastic_layout, locate_bits, order_block,
                                               varlen_slots)
-from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel
+from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
 from kimiops.launch import no_launch_hooks, specialization
 
 __all__ = ["BoundPrefill", "ElasticPrefill"]
@@ -103,119 +105,198 @@ def _capacity(view: torch.Tensor) -> int:
     return (view._base if view._base is not None else view).shape[1]
 
 
-# Parameters of the chunk kernels whose values follow a varlen call's token count ``T``, sequence
-# count ``N`` and chunk slots ``NC = T // C + N`` in a one-part call (``ElasticPrefill``); every
-# other argument depends only on the call's signature (flags, dtypes, head sizes, scratch buffers).
-_ELASTIC_VALUES = {
-    "T": lambda T, N, NC, HV: T,
-    "N": lambda T, N, NC, HV: N,
-    "n_programs": lambda T, N, NC, HV: NC * HV,   # stage 1's program count
-    "slot_hi": lambda T, N, NC, HV: NC,           # the state stage's slot range [0, NC)
-    "LOG_N": lambda T, N, NC, HV: locate_bits(N),   # constexprs
-    "BLOCK": lambda T, N, NC, HV: order_block(N),
-}
+# What a recorded launch is in a varlen call (``chunk._launch``): stage 1 over all slots or a part
+# (``PDL``: 0 alone, 1 first part, 2 later parts of a chained pipeline), the longest-first order, the
+# state stage (``SEG``: 0 one piece or a part, 1 the segments' maps, 2 the segments with the output)
+# and the chained segment starts.
+def _role(kernel, values) -> str | None:
+    names = kernel.arg_names
+    if kernel is chunk_intra_kernel:
+        return ("intra", "intra_first", "intra_chained")[values[names.index("PDL")]]
+    if kernel is chunk_state_kernel:
+        return ("state", "seg_maps", "seg_out")[values[names.index("SEG")]]
+    if kernel is longest_first_kernel:
+        return "order"
+    if kernel is segment_starts_kernel:
+        return "seg_starts"
+    return None
+
+
+# Parameters of each role whose values follow the call's token count T, its sequence count N and
+# its layout (chunk slots, parts, segments); every other argument depends only on the call's
+# signature (flags, dtypes, head sizes, scratch buffers). ``chain_done``: a later part's
+# completion counter, an address in the chain buffer that follows the part's index.
+_INTRA = ("T", "N", "slot_off", "n_programs", "LOG_N")
+_SEGMENT_WALK = ("T", "slot_lo", "slot_hi", "seg_len", "seg_max")
+_ELASTIC_NAMES = {"intra": _INTRA, "intra_first": _INTRA, "intra_chained": _INTRA + ("chain_done",),
+                  "order": ("N", "BLOCK"), "state": ("T", "slot_lo", "slot_hi"), "seg_maps": _SEGMENT_WALK,
+                  "seg_out": _SEGMENT_WALK, "seg_starts": ("T", "seg_len", "seg_max")}
 _ELASTIC_CONSTEXPRS = frozenset(("LOG_N", "BLOCK"))
 
 
-class ElasticPrefill:
-    """The launches of a one-part varlen prefill call, repeatable for new tensors with the same
-    signature except for the token count ``T`` and the sequence count ``N`` (the caller guarantees
-    the rest: ``kimiops.kda.runner`` matches flags, dtypes, head sizes, strides of every other
-    dimension, alignments and the stream). Serving engines run extend eagerly with a new ``T`` on
-    almost every call, which a :class:`BoundPrefill` (exact shapes) never repeats.
+class _Role:
+    """The recorded launches of one role: the first one's grid and arguments as a template, which
+    positions follow the call (``elastic``: ``(position, name)``), how its grid follows the
+    call (``grid_of``) and the compiled kernels seen per variant (``variants``, see
+    :meth:`ElasticPrefill.learn`)."""
 
-    A replay recomputes the arguments that follow ``T`` and ``N`` (``_ELASTIC_VALUES``) and the
-    grids, and takes the compiled kernel of each launch from the variants seen so far: Triton
-    specializes integer arguments on the value 1 and on divisibility by 16, so ``T`` and ``N``
-    select among a few kernels of one signature (``variants``: the specialization of the elastic
-    arguments -> the launcher entry and head; :meth:`learn` adds those of another call). It
-    returns ``None`` (the full path runs) when the call needs a layout this recording does not
-    cover (segments, pipelined parts, another ordering or grid form), more scratch than the
-    recording's buffers hold, a kernel variant not seen yet, or when the device or stream changed,
-    a launch hook is registered or the fast launch path was switched off; nothing is launched then.
+    __slots__ = ("grid", "grid_of", "template", "from_call", "elastic", "ints", "const", "variants", "fixed_spec")
+
+    def __init__(self, grid, grid_of, template, from_call, elastic, ints, const, fixed_spec):
+        self.grid, self.grid_of, self.template, self.from_call = grid, grid_of, template, from_call
+        self.elastic, self.ints, self.const, self.fixed_spec = elastic, ints, const, fixed_spec
+        self.variants = {}
+
+    def add(self, template, entry, head):
+        self.variants.setdefault(_elastic_variant(template, self.ints, self.const), (entry, head))
+
+
+class ElasticPrefill:
+    """The launches of a varlen prefill call, repeatable for new tensors with the same signature
+    except for the token count ``T`` and the sequence count ``N`` (the caller guarantees the rest:
+    ``kimiops.kda.runner`` matches flags, dtypes, head sizes, strides of every other dimension,
+    alignments and the stream). Serving engines run extend eagerly with a new ``T`` on almost every
+    call, which a :class:`BoundPrefill` (exact shapes) never repeats.
+
+    A replay lays the call out as the full path would (``chunk_layout.elastic_layout``: one part,
+    pipelined parts of one long prompt, or segments for few heads) and launches each role's
+    recorded kernel (:class:`_Role`) as often as the layout asks, with the arguments that follow
+    ``T``, ``N`` and the layout recomputed (``_ELASTIC_NAMES``) and the grids. The compiled kernel of
+    each launch comes from the variants seen so far: Triton specializes integer arguments on the
+    value 1 and on divisibility by 16 (and pointers on 16-byte alignment), so ``T``, ``N`` and the
+    part bounds select among a few kernels of one signature (:meth:`learn` adds those of another
+    call). It returns ``None`` (the full path runs) when the call needs another form of layout than
+    the recording (``layout``), more scratch than the recording's buffers hold, a kernel variant
+    not seen yet, or when the device or stream changed, a launch hook is registered or the fast
+    launch path was switched off; nothing is launched then.
     """
 
-    __slots__ = ("launches", "device", "stream", "scratch", "slot_cap", "seq_cap", "layout", "HV", "K", "fixed_spec")
+    __slots__ = ("roles", "device", "stream", "scratch", "caps", "chain", "layout", "HV", "K")
     repeats_recorded_shapes = True  # the runner keeps no exact entry beside it
 
-    def __init__(self, launches, device, stream, scratch, slot_cap, seq_cap, layout, HV, K, fixed_spec):
-        self.launches, self.device, self.stream, self.scratch = launches, device, stream, scratch
-        self.slot_cap, self.seq_cap, self.layout, self.HV, self.K = slot_cap, seq_cap, layout, HV, K
-        self.fixed_spec = fixed_spec  # Triton's specialization of the int arguments that do not follow T and N
+    def __init__(self, roles, device, stream, scratch, caps, chain, layout, HV, K):
+        self.roles, self.device, self.stream, self.scratch = roles, device, stream, scratch
+        self.caps = caps      # {what: capacity} of the recording's buffers (slots, sequences, parts, ...)
+        self.chain = chain    # address of the first part's completion counter (parts), else 0
+        self.layout, self.HV, self.K = layout, HV, K
 
     @classmethod
     def build(cls, plan, recorded, bound):
         """From a call's plan, its recorded launches (``kimiops.launch.recording``, with their
         kernels) and the :class:`BoundPrefill` built from them; ``None`` when the call is not a
-        one-part varlen call or a launch is not one of the pipeline's kernels."""
-        if not plan["is_varlen"] or len(plan["parts"]) != 1 or plan.get("seg_max", 1) != 1 \
-                or plan.get("track") is not None:
+        varlen call, takes state snapshots, runs parts on a forked stream, or a launch is not one
+        of the pipeline's kernels."""
+        if not plan["is_varlen"] or plan.get("track") is not None:
             return None
-        N0 = plan["N"]
-        layout = elastic_layout(plan["T"], N0, plan["HV"], plan["K"])
-        if layout is None or layout[0] != (plan.get("order") is not None):
-            return None
-        launches, fixed_spec = [], []
+        layout, seg_len, seg_max, parts = elastic_layout(plan["T"], plan["N"], plan["HV"], plan["K"])
+        if (layout[0] == "segments") != (plan.get("seg_max", 1) > 1) or len(parts) != len(plan["parts"]) \
+                or (layout[0] != "segments" and layout[1] != (plan.get("order") is not None)):
+            return None  # the call was cut by other rules (a config override)
+        N0, roles = plan["N"], {}
         for (_, grid, values, _, kernel), (entry, head, _, template, from_call) in zip(recorded, bound.launches):
-            names = kernel.arg_names
-            if kernel is chunk_intra_kernel:
-                grid_of = "slots"   # (NC, HV)
-            elif kernel is longest_first_kernel:
-                grid_of = "fixed"   # one program
-            elif kernel is chunk_state_kernel and values[names.index("GRID_3D")] == layout[1]:
-                grid_of = "seqs_z" if layout[1] else "seqs_x"  # (HV, NV, N) or (NV, HV, N); (N * HV * NV,)
-                if not layout[1]:
-                    grid = (grid[0] // N0, grid[1], grid[2])
-            else:
+            role = _role(kernel, values)
+            if role is None or (role == "state" and (layout[0] == "segments"
+                                                     or values[kernel.arg_names.index("GRID_3D")] != layout[2])):
                 return None
-            elastic = tuple((i, n) for i, n in enumerate(names) if n in _ELASTIC_VALUES)
-            const = tuple(i for i, n in elastic if n in _ELASTIC_CONSTEXPRS)
-            ints = tuple(i for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
-            variants = {_elastic_variant(values, ints, const): (entry, head)}
-            launches.append((grid_of, grid, template, from_call, elastic, ints, const, variants))
-            follows = {i for i, _ in elastic}
-            fixed_spec.append(tuple(specialization(x) for i, x in enumerate(template)
-                                    if type(x) is int and i not in follows))
-        slot_cap = min(_capacity(plan[n]) for n in ("w", "tb", "qg", "kg", "aqk", "gc"))
-        # without an order buffer (one sequence, or more than the sort takes) only the layout bounds N
-        seq_cap = _capacity(plan["order"]) if plan.get("order") is not None else GRID_3D_MAX_SEQS
-        return cls(tuple(launches), bound.device, bound.stream, bound.scratch, slot_cap, seq_cap, layout,
-                   plan["HV"], plan["K"], tuple(fixed_spec))
+            mine = roles.get(role)
+            if mine is None:
+                names = kernel.arg_names
+                elastic = tuple((i, n) for i, n in enumerate(names) if n in _ELASTIC_NAMES[role])
+                const = tuple(i for i, n in elastic if n in _ELASTIC_CONSTEXPRS)
+                ints = tuple(i for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
+                follows = {i for i, _ in elastic}
+                fixed_spec = tuple(specialization(x) for i, x in enumerate(template)
+                                   if type(x) is int and i not in follows)
+                if role.startswith("intra"):
+                    grid_of = "slots"        # (slots of the launch, HV)
+                elif role == "order":
+                    grid_of = "fixed"        # one program
+                elif role == "state" and not layout[2]:
+                    grid_of = "seqs_x"       # (N * HV * NV,): grid[0] kept per sequence
+                    grid = (grid[0] // N0, grid[1], grid[2])
+                else:
+                    grid_of = "z"            # (HV, NV, sequences or segments)
+                mine = roles[role] = _Role(grid, grid_of, template, from_call, elastic, ints, const, fixed_spec)
+            mine.add(template, entry, head)
+        caps = {"slots": min(_capacity(plan[n]) for n in ("w", "tb", "qg", "kg", "aqk", "gc")),
+                # without an order buffer (one sequence, or more than the sort takes) only the layout
+                # bounds N (``grid_3d`` in it: the state stage's grid)
+                "seqs": _capacity(plan["order"]) if plan.get("order") is not None else sys.maxsize}
+        chain = 0
+        if layout[0] == "parts":
+            caps["parts"], caps["carry"] = _capacity(plan["chain"]), _capacity(plan["carry"])
+            chain = plan["chain"].data_ptr()
+        elif layout[0] == "segments":
+            caps["seg_maps"], caps["seg_starts"] = _capacity(plan["seg_maps"]), _capacity(plan["seg_starts"])
+        return cls(roles, bound.device, bound.stream, bound.scratch, caps, chain, layout, plan["HV"], plan["K"])
 
     def learn(self, other: "ElasticPrefill") -> None:
         """Add the kernel variants of ``other`` (a recording of the same signature and layout) to
         this one's, where the two specialize their other integer arguments alike (their scratch
         strides follow each one's buffers)."""
-        if other.fixed_spec != self.fixed_spec or len(other.launches) != len(self.launches):
+        if other.roles.keys() != self.roles.keys() or any(
+                other.roles[r].fixed_spec != mine.fixed_spec for r, mine in self.roles.items()):
             return
-        for mine, theirs in zip(self.launches, other.launches):
-            for key, value in theirs[-1].items():
-                mine[-1].setdefault(key, value)
+        for role, mine in self.roles.items():
+            for key, value in other.roles[role].variants.items():
+                mine.variants.setdefault(key, value)
+
+    def _schedule(self, T: int, N: int, seg_len: int, seg_max: int, parts) -> list | None:
+        """``(role, values, count)`` per launch of a call laid out as ``seg_len, seg_max, parts``
+        (``count``: what the role's grid follows), in the full path's order; ``None`` where the
+        recording's buffers are too small."""
+        caps, HV, NC = self.caps, self.HV, varlen_slots(T, N)
+        if NC > caps["slots"] or N > caps["seqs"]:
+            return None
+        common = dict(T=T, N=N, LOG_N=locate_bits(N), BLOCK=order_block(N), seg_len=seg_len, seg_max=seg_max,
+                      slot_off=0, n_programs=NC * HV, slot_lo=0, slot_hi=NC)
+        form, order = self.layout[0], self.layout[0] != "segments" and self.layout[1]
+        if form == "one":
+            return [("intra", common, NC), *([("order", common, 1)] if order else []), ("state", common, N)]
+        if form == "segments":
+            if N * (seg_max - 1) > caps["seg_maps"] or N * seg_max > caps["seg_starts"]:
+                return None
+            return [("intra", common, NC), ("seg_maps", common, N * (seg_max - 1)), ("seg_starts", common, N),
+                    ("seg_out", common, N * seg_max)]
+        if len(parts) > caps["parts"] or N > caps["carry"]:
+            return None
+        launches = [("order", common, 1)] if order else []
+        for i, (lo, hi) in enumerate(parts):  # stage 1 and the state stage of each part, chained
+            part = dict(common, slot_off=lo, n_programs=(hi - lo) * HV, slot_lo=lo, slot_hi=hi,
+                        chain_done=self.chain + 4 * i)  # int32 counters
+            launches += [("intra_first" if i == 0 else "intra_chained", part, hi - lo), ("state", part, N)]
+        return launches
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
         stream = _replay_stream(self.device, self.stream)
         if stream is None:
             return None
         T, N = q.shape[1], cu_seqlens.shape[0] - 1
-        NC = varlen_slots(T, N)
-        if T < 1 or N < 1 or NC > self.slot_cap or N > self.seq_cap \
-                or elastic_layout(T, N, self.HV, self.K) != self.layout:
+        if T < 1 or N < 1:
             return None
-        ready = []
-        for grid_of, grid, template, from_call, elastic, ints, const, variants in self.launches:
-            values = list(template)
-            for pos, name in elastic:
-                values[pos] = _ELASTIC_VALUES[name](T, N, NC, self.HV)
-            hit = variants.get(_elastic_variant(values, ints, const))
+        layout, seg_len, seg_max, parts = elastic_layout(T, N, self.HV, self.K)
+        schedule = self._schedule(T, N, seg_len, seg_max, parts) if layout == self.layout else None
+        if schedule is None:
+            return None
+        ready, roles = [], self.roles
+        for name, elastic_values, count in schedule:
+            role = roles.get(name)
+            if role is None:  # e.g. one part recorded with one sequence, replayed with several (order)
+                return None
+            values = list(role.template)
+            for pos, arg in role.elastic:
+                values[pos] = elastic_values[arg]
+            hit = role.variants.get(_elastic_variant(values, role.ints, role.const))
             if hit is None:
                 return None
+            grid, grid_of = role.grid, role.grid_of
             if grid_of == "slots":
-                grid = (NC, grid[1], grid[2])
-            elif grid_of == "seqs_z":
-                grid = (grid[0], grid[1], N)
-            elif grid_of == "seqs_x":  # one flat dimension of N * HV * NV programs (grid[0]: per sequence)
-                grid = (grid[0] * N, grid[1], grid[2])
-            ready.append((*hit, grid, values, from_call))
+                grid = (count, grid[1], grid[2])
+            elif grid_of == "z":
+                grid = (grid[0], grid[1], count)
+            elif grid_of == "seqs_x":
+                grid = (grid[0] * count, grid[1], grid[2])
+            ready.append((*hit, grid, values, role.from_call))
         o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
         _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o), stream, ready)
         return o
@@ -223,5 +304,6 @@ class ElasticPrefill:
 
 def _elastic_variant(values, ints, const) -> tuple:
     """What selects the compiled kernel among calls of one signature: Triton's specialization of
-    the elastic integer arguments and the elastic constexprs' values."""
+    the elastic integer arguments (addresses included: 16-byte alignment) and the elastic
+    constexprs' values."""
     return tuple([specialization(values[i]) for i in ints]), tuple([values[i] for i in const])
