@@ -260,8 +260,10 @@ def register_kda_op(kind: KDAKind):
 # exact guard implied.
 # * Prefill: a ``chunk.ElasticPrefill`` recomputes what follows T and N and launches. H200 host,
 #   extend of one request with a new token count every call (``logs_h200_20261201i/r7_extend_host_ab.log``,
-#   one process): 52.6 us until return with it, 247.4 us without it, 63 us of GPU time. Pipelined
-#   parts and segments (one long sequence, few heads) stay exact-only.
+#   one process): 52.6 us until return with it, 247.4 us without it, 63 us of GPU time. One long
+#   prompt in pipelined parts (32 heads, 1024-4096 tokens): 180-205 us against 952-985 (GPU 293);
+#   in segments (4 and 8 heads, 2048-8192 tokens): 74-87 us against 348-513 (GPU 143 and 235;
+#   ``logs_h200_20261201k/r1_extend_host_parts_segments.log``, ``r2_extend_host_ab.log``).
 # * Decode (eager serving loops, where N changes as requests join and leave): a
 #   ``recurrent.ElasticDecode`` makes the bound launch of the new N, kept as an exact entry, so
 #   later calls at that N cost what repeated calls always did. H200 host, ``KDABackend.decode`` with
