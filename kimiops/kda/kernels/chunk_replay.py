@@ -1,7 +1,8 @@
 """Eager prefill calls repeated without the Python path: the recorded launches of a call, replayed
 with new tensors' addresses (``BoundPrefill``: exact shapes) or also with a new token and sequence
-count (``ElasticPrefill``: varlen calls, in one part, in pipelined parts or in segments). ``kimiops.kda.runner`` decides which call
-may take which (its tensor guards); ``chunk.chunk_kda_fwd`` records them.
+count (``ElasticPrefill``: varlen calls, in one part, in pipelined parts or in segments).
+``kimiops.kda.runner`` decides which call may take which (its tensor guards);
+``chunk.chunk_kda_fwd`` records them.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import torch
 
 import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.kda.kernels.chunk_layout import (elastic_layout, locate_bits, order_block,
-                                              varlen_slots)
+from kimiops.kda.kernels.chunk_layout import elastic_layout, locate_bits, order_block, varlen_slots
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
 from kimiops.launch import no_launch_hooks, specialization
 
@@ -281,7 +281,7 @@ class ElasticPrefill:
         ready, roles = [], self.roles
         for name, elastic_values, count in schedule:
             role = roles.get(name)
-            if role is None:  # e.g. one part recorded with one sequence, replayed with several (order)
+            if role is None:  # a role the recording lacks (the layout check rules it out): decline, never raise
                 return None
             values = list(role.template)
             for pos, arg in role.elastic:
