@@ -115,10 +115,11 @@ class KDABackend:
         use_gate = A_log is not None or lower_bound is not None
         padded = cu_seqlens is not None
         buffer, rows, parents = verify if verify is not None else (None, None, None)
-        if track_state is None and track_chunk_idx is None and verify is None:  # snapshots, verify: full path
+        if verify is None:  # target verification: the full path
             res, key = eager_call(kind, q, k, v, g, beta, self.scale, pool, False, True, use_gate, beta_is_logits,
                                   A_log, dt_bias, lower_bound, True, cu_seqlens, cache_indices, self.backend,
-                                  padded, num_accepted=num_accepted)
+                                  padded, num_accepted=num_accepted, track_state=track_state,
+                                  track_chunk_idx=track_chunk_idx)
             if res is not None:
                 return res
         else:

@@ -93,17 +93,15 @@ def chunk_kda(
             max_num_seqs=max_num_seqs, disable_recompute=disable_recompute,
             return_intermediate_states=return_intermediate_states, cp_context=cp_context,
         )
-    # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``);
-    # calls with snapshots always take the full path
-    key = None
-    if track_state is None and track_chunk_idx is None:
-        res, key = eager_call(
-            PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
-            use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
-            initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval,
-        )
-        if res is not None:
-            return res
+    # eager calls on a GPU that repeat a signature replay their launches (see ``runner._eager``)
+    res, key = eager_call(
+        PREFILL, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
+        use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,
+        initial_state_indices, backend, allow_neg_eigval=allow_neg_eigval, track_state=track_state,
+        track_chunk_idx=track_chunk_idx,
+    )
+    if res is not None:
+        return res
     return call_kda(
         PREFILL, _op, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm_in_kernel,
         use_gate_in_kernel, use_beta_sigmoid_in_kernel, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens,

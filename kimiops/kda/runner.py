@@ -263,7 +263,9 @@ def register_kda_op(kind: KDAKind):
 #   one process): 52.6 us until return with it, 247.4 us without it, 63 us of GPU time. One long
 #   prompt in pipelined parts (32 heads, 1024-4096 tokens): 180-205 us against 952-985 (GPU 293);
 #   in segments (4 and 8 heads, 2048-8192 tokens): 74-87 us against 348-513 (GPU 143 and 235;
-#   ``logs_h200_20261201k/r1_extend_host_parts_segments.log``, ``r2_extend_host_ab.log``).
+#   ``logs_h200_20261201k/r1_extend_host_parts_segments.log``, ``r2_extend_host_ab.log``). Calls
+#   that write state snapshots (SGLang's prefix cache) are kept too: their presence and alignment
+#   are in the key, the two tensors in the guard (13 for prefill), handed to the launch as the call's.
 # * Decode (eager serving loops, where N changes as requests join and leave): a
 #   ``recurrent.ElasticDecode`` makes the bound launch of the new N, kept as an exact entry, so
 #   later calls at that N cost what repeated calls always did. H200 host, ``KDABackend.decode`` with
@@ -277,7 +279,7 @@ _elastic: OrderedDict = OrderedDict()
 _seen: OrderedDict = OrderedDict()
 # stand-ins for absent optional tensors in a guard (absence is in the scalar key); one per position,
 # since the guard never matches a call that passes one tensor object twice
-_ABSENT = tuple(torch.empty(0) for _ in range(6))
+_ABSENT = tuple(torch.empty(0) for _ in range(8))
 
 try:
     from torch._C._dynamo.guards import TensorGuards as _TensorGuards
@@ -296,9 +298,12 @@ class _EagerCall:
         self.guard, self.launch, self.pool = guard, launch, pool
         self.ht_shape, self.output_final_state = ht_shape, output_final_state  # ht_shape[0] is None: N of the call
 
-    def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None):
+    def __call__(self, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None,
+                 track=()):
+        """``num_accepted``: decode's speculative verification; ``track``: prefill's snapshots
+        ``(track_state, track_chunk_idx)``, or ``()`` without."""
         if self.pool:
-            more = () if num_accepted is None else (num_accepted,)  # decode's speculative verification
+            more = track if num_accepted is None else (num_accepted,)
             o = self.launch(q, k, v, g, beta, initial_state, indices, initial_state, indices, cu_seqlens, A_log, dt_bias,
                             *more)
             return None if o is None else (o, initial_state if self.output_final_state else None)
@@ -306,7 +311,7 @@ class _EagerCall:
         if self.ht_shape:  # (None, HV, *, *): dense final states of the call's N sequences
             N = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
             ht = torch.empty((N, *self.ht_shape[1:]), dtype=torch.float32, device=q.device)
-        o = self.launch(q, k, v, g, beta, initial_state, None, ht, None, cu_seqlens, A_log, dt_bias)
+        o = self.launch(q, k, v, g, beta, initial_state, None, ht, None, cu_seqlens, A_log, dt_bias, *track)
         return None if o is None else (o, ht)
 
 
@@ -324,13 +329,18 @@ def eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm,
     )
 
 
-def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None) -> tuple:
-    """The tensors of a call in guard order, ``_ABSENT`` for absent optional ones."""
+def eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted=None,
+                  track=None) -> tuple:
+    """The tensors of a call in guard order, ``_ABSENT`` for absent optional ones; with ``track``
+    (a prefill call's ``(track_state, track_chunk_idx)``, either may be ``None``) also those two."""
     absent = _ABSENT
-    return (q, k, v, g, beta,
-            absent[0] if initial_state is None else initial_state, absent[1] if indices is None else indices,
-            absent[2] if cu_seqlens is None else cu_seqlens, absent[3] if A_log is None else A_log,
-            absent[4] if dt_bias is None else dt_bias, absent[5] if num_accepted is None else num_accepted)
+    tensors = (q, k, v, g, beta,
+               absent[0] if initial_state is None else initial_state, absent[1] if indices is None else indices,
+               absent[2] if cu_seqlens is None else cu_seqlens, absent[3] if A_log is None else A_log,
+               absent[4] if dt_bias is None else dt_bias, absent[5] if num_accepted is None else num_accepted)
+    if track is None:
+        return tensors
+    return (*tensors, absent[6] if track[0] is None else track[0], absent[7] if track[1] is None else track[1])
 
 
 def tensor_guard(tensors, free=None):
@@ -353,24 +363,28 @@ def tensor_guard(tensors, free=None):
     return guard if guard.check(*tensors) else None
 
 
-def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias) -> tuple:
+def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, track_state=None,
+                           track_chunk_idx=None) -> tuple:
     """What a prefill call's recorded launches depend on besides its scalars and the tensor guard:
-    the current stream (a bound prefill call holds that stream's scratch buffers) and the 16-byte
+    the current stream (a bound prefill call holds that stream's scratch buffers), the 16-byte
     alignment of every tensor (the chunk kernels are compiled per alignment of each pointer, as
-    Triton specializes them; the guard does not see storage offsets)."""
-    return (torch._C._cuda_getCurrentRawStream(q.get_device()),
+    Triton specializes them; the guard does not see storage offsets) and which snapshot tensors
+    the call passes (``kimiops.kda.track``: the state stage is compiled with or without them)."""
+    return (torch._C._cuda_getCurrentRawStream(q.get_device()), track_state is None, track_chunk_idx is None,
             tuple(t is None or t.data_ptr() % 16 == 0
-                  for t in (q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)))
+                  for t in (q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, track_state,
+                            track_chunk_idx)))
 
 
 def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
-               allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1):
+               allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1,
+               track_state=None, track_chunk_idx=None):
     """The eager shortcut: ``(result, None)`` when the call repeats a signature in ``_eager`` or
     ``_elastic`` (launched here), else ``(None, key)`` with the key for ``call_kda``'s
     ``eager_key`` (``None`` where the shortcut does not apply: CPU tensors, debug mode,
     ``torch.compile`` tracing, arguments of the wrong type). Prefill keys also hold
-    :func:`prefill_launch_context`."""
+    :func:`prefill_launch_context`; ``track_state``, ``track_chunk_idx``: prefill's snapshots."""
     if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
         return None, None
     try:
@@ -378,16 +392,20 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                                 use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices,
                                 backend, allow_padded_tokens, allow_neg_eigval, num_accepted, pad_slot_id)
         if kind.chunked:
-            scalars += prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+            scalars += prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias,
+                                              track_state, track_chunk_idx)
         exact_key = (scalars, q.shape, None if cu_seqlens is None else cu_seqlens.shape[0])
         entries = _eager.get(exact_key)
     except (AttributeError, TypeError):  # a non-tensor state or cu_seqlens, an unhashable scalar: the full path raises
         return None, None
-    tensors = eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
+    tensors = eager_tensors(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted,
+                            (track_state, track_chunk_idx) if kind.chunked else None)
+    # the snapshot tensors a prefill launch takes after dt_bias (none without snapshots)
+    track = () if track_state is None and track_chunk_idx is None else (track_state, track_chunk_idx)
     if entries:
         for entry in entries:
             if entry.guard.check(*tensors):
-                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
+                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted, track)
                 # None: the bound launch declined (device switched, launch hook): the full path runs
                 # and leaves the entry as it is
                 return (res, None) if res is not None else (None, None)
@@ -397,9 +415,9 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
     entries = _elastic.get(scalars) if elastic else None
     for entry in entries or ():
         if entry.guard.check(*tensors) and _elastic_consistent(q, k, v, g, beta, initial_state, indices,
-                                                               cu_seqlens, num_accepted):
+                                                               cu_seqlens, num_accepted, track_state, track_chunk_idx):
             if kind.chunked:
-                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias)
+                res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, None, track)
             else:
                 res = _elastic_decode(entry, exact_key, tensors, q, k, v, g, beta, initial_state, indices,
                                       cu_seqlens, A_log, dt_bias, num_accepted)
@@ -432,11 +450,12 @@ def _elastic_decode(entry, exact_key, tensors, q, k, v, g, beta, initial_state, 
     return call(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, num_accepted)
 
 
-def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, num_accepted=None) -> bool:
+def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, num_accepted=None, track_state=None,
+                        track_chunk_idx=None) -> bool:
     """Whether a call agrees with itself on what an ``_elastic`` guard leaves free (and the exact
     guard implied): the size of the free dimension of q, k, v, g, beta (tokens with cu_seqlens,
-    sequences without), and the sequence count N of cu_seqlens or q, the indices, a dense state and
-    ``num_accepted``."""
+    sequences without), and the sequence count N of cu_seqlens or q, the indices, a dense state,
+    ``num_accepted`` and the snapshot tensors."""
     d = 0 if cu_seqlens is None else 1
     size = q.shape[d]
     if not (k.shape[d] == v.shape[d] == g.shape[d] == beta.shape[d] == size):
@@ -444,18 +463,23 @@ def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, nu
     N = size if cu_seqlens is None else cu_seqlens.shape[0] - 1
     if num_accepted is not None and num_accepted.shape[0] != N:
         return False
+    for t in (track_state, track_chunk_idx):
+        if t is not None and t.shape[0] != N:
+            return False
     if indices is not None:
         return indices.shape[0] == N
     return initial_state is None or initial_state.shape[0] == N
 
 
 # What an ``_elastic`` guard leaves free per tensor of ``eager_tensors`` (q, k, v, g, beta, state,
-# indices, cu_seqlens, A_log, dt_bias, num_accepted), as ``(sizes, strides)``. With cu_seqlens: the
-# token count (dimension 1 of the token-major inputs; their batch dimension is 1, so its stride,
-# which follows T in a contiguous tensor, is never read) and N (dimension 0 of cu_seqlens, the
-# indices, num_accepted and a dense state, or a pool's slot count). Without (decode's batch mode):
-# N, dimension 0 of every per-sequence tensor; every stride stays fixed, the kernel reads them.
-_ELASTIC_VARLEN = (((1,),) * 5 + ((0,), (0,), (0,), (), (), (0,)), ((0,),) * 5 + ((),) * 6)
+# indices, cu_seqlens, A_log, dt_bias, num_accepted; prefill also track_state, track_chunk_idx), as
+# ``(sizes, strides)``. With cu_seqlens: the token count (dimension 1 of the token-major inputs;
+# their batch dimension is 1, so its stride, which follows T in a contiguous tensor, is never read)
+# and N (dimension 0 of cu_seqlens, the indices, num_accepted, the snapshot tensors and a dense
+# state, or a pool's slot count). Without (decode's batch mode): N, dimension 0 of every
+# per-sequence tensor; every stride stays fixed, the kernel reads them. (``tensor_guard`` reads as
+# many entries as a call has tensors: decode's 11, prefill's 13.)
+_ELASTIC_VARLEN = (((1,),) * 5 + ((0,), (0,), (0,), (), (), (0,), (0,), (0,)), ((0,),) * 5 + ((),) * 8)
 _ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), ((),) * 11)
 
 

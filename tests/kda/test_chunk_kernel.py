@@ -1071,15 +1071,18 @@ def test_gpu_eager_varlen_prefill_with_new_token_counts_gives_the_full_path_bits
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("heads", [32, 4])
-def test_gpu_eager_prefill_in_parts_or_segments_with_new_token_counts_gives_the_full_path_bits(monkeypatch, heads):
+@pytest.mark.parametrize("heads, track", [(32, False), (4, False), (32, True), (4, True)])
+def test_gpu_eager_prefill_in_parts_or_segments_with_new_token_counts_gives_the_full_path_bits(monkeypatch, heads,
+                                                                                              track):
     """One long prompt with a new token count every call (one request's extend) at 32 heads runs
     in 2-8 pipelined parts, at 4 heads (a tensor-parallel rank) in segments, also two prompts;
     ``chunk.ElasticPrefill`` repeats these layouts with the part bounds, chain counters and segment
     lengths of each call. Every call gives the full path's bits (debug mode never takes a shortcut)
-    for o and the pool, and most calls replay."""
+    for o and the pool, and with ``track`` for the state snapshots (SGLang's prefix cache: one
+    sequence's snapshot inside it, the other's none), and most calls replay."""
     import kimiops
     from kimiops.kda.kernels import chunk
+    from kimiops.kda.track import TRACK_CHUNK
 
     replays = _count_replays(monkeypatch, chunk.ElasticPrefill)
     gen = torch.Generator(device="cuda").manual_seed(13)
@@ -1104,12 +1107,20 @@ def test_gpu_eager_prefill_in_parts_or_segments_with_new_token_counts_gives_the_
                   A_log=A_log, dt_bias=dt, cu_seqlens=cu, state_v_first=True, initial_state_indices=idx,
                   output_final_state=True)
         fast, full = pool0.clone(), pool0.clone()
-        o_fast, _ = kimiops.chunk_kda(*x, beta, initial_state=fast, **kw)
+        snaps = [{}, {}]  # the fast call's and the full path's
+        if track:
+            chunks = torch.tensor([lens[0] // TRACK_CHUNK // 2, -1][:len(lens)], dtype=torch.int32, device="cuda")
+            snaps = [dict(track_state=torch.full((len(lens), HV, D, D), float("nan"), device="cuda"),
+                          track_chunk_idx=chunks) for _ in range(2)]
+        o_fast, _ = kimiops.chunk_kda(*x, beta, initial_state=fast, **kw, **snaps[0])
         monkeypatch.setenv("KIMIOPS_DEBUG", "1")
-        o_full, _ = kimiops.chunk_kda(*x, beta, initial_state=full, **kw)
+        o_full, _ = kimiops.chunk_kda(*x, beta, initial_state=full, **kw, **snaps[1])
         monkeypatch.delenv("KIMIOPS_DEBUG")
         assert torch.equal(o_fast, o_full), lens
         assert torch.equal(fast, full), lens
+        if track:  # NaN rows of sequences without a snapshot are left as they are in both
+            assert torch.equal(snaps[0]["track_state"][0], snaps[1]["track_state"][0]), lens
+            assert not snaps[0]["track_state"][0].isnan().any(), lens
     assert layouts == {"parts" if heads == 32 else "segments"}
     assert sum(replays) >= 4, replays
 

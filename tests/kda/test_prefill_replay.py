@@ -10,11 +10,11 @@ from kimiops.kda.kernels.chunk import BoundPrefill
 
 def _call(T=4):
     """A call's tensors ``(q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log,
-    dt_bias)`` (pool mode: h0 is ht) and a plan holding its o and scratch."""
+    dt_bias, track_state, track_chunk_idx)`` (pool mode: h0 is ht) and a plan holding its o and scratch."""
     q, k, g = (torch.randn(1, T, 2, 8) for _ in range(3))
     v, beta = torch.randn(1, T, 2, 8), torch.randn(1, T, 2)
     pool, idx = torch.zeros(3, 2, 8, 8), torch.zeros(1, dtype=torch.int32)
-    tensors = (q, k, v, g, beta, pool, idx, pool, idx, None, None, None)
+    tensors = (q, k, v, g, beta, pool, idx, pool, idx, None, None, None, None, None)
     plan = dict(q=q, o=torch.empty_like(v), parts=[(0, 1)], pdl_chain=False,
                 w=torch.zeros(2, 4, 8), chain=torch.zeros(1, 2, dtype=torch.int32))
     return tensors, plan
@@ -35,7 +35,7 @@ def test_replay_takes_new_tensors_and_keeps_scratch_and_scalars(cuda_queries):
     bound = BoundPrefill.build(plan, recorded, tensors)
     assert bound is not None
     (q2, k2, v2, g2, beta2, pool2, idx2, *_), _ = tensors2, _ = _call()
-    o = bound(q2, k2, v2, g2, beta2, pool2, idx2, pool2, idx2, None, None, None)
+    o = bound(q2, k2, v2, g2, beta2, pool2, idx2, pool2, idx2, None, None, None, None, None)
     assert o.shape == v2.shape and o.data_ptr() not in (plan["o"].data_ptr(), v2.data_ptr())
     assert calls == [
         (5, 2, 1, 77, "fn", "meta", q2.data_ptr(), plan["w"].data_ptr(), 0.5, v2.data_ptr(), o.data_ptr(),
@@ -68,13 +68,19 @@ def test_calls_that_cannot_be_bound(cuda_queries):
 
 def test_prefill_key_holds_stream_and_every_alignment(cuda_queries):
     """The chunk kernels are compiled per pointer alignment, which the tensor guard does not see:
-    a prefill call's key holds every tensor's 16-byte alignment, and the stream."""
+    a prefill call's key holds every tensor's 16-byte alignment (the snapshot tensors' too), which
+    snapshot tensors it passes, and the stream."""
     from kimiops.kda.runner import prefill_launch_context
 
     buf = torch.empty(2 * 4 * 2 * 8 + 8)
     q, shifted = buf[:64].view(1, 4, 2, 8), buf[1:65].view(1, 4, 2, 8)   # same shape and strides
     base = prefill_launch_context(q, q, q, q, q, None, None, None, None, None)
     assert prefill_launch_context(q, shifted, q, q, q, None, None, None, None, None) != base
+    snaps, idx = torch.zeros(1, 2, 8, 8), torch.zeros(1, dtype=torch.int32)
+    with_snaps = prefill_launch_context(q, q, q, q, q, None, None, None, None, None, snaps, idx)
+    assert with_snaps != base  # the state stage is compiled with snapshots or without
+    assert prefill_launch_context(q, q, q, q, q, None, None, None, None, None, buf[1:65].view(1, 2, 8, 4),
+                                  idx) != with_snaps  # a snapshot buffer off 16-byte alignment
     cuda_queries.stream = 78
     assert prefill_launch_context(q, q, q, q, q, None, None, None, None, None) != base
 
@@ -94,7 +100,7 @@ def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, order_cap=8):
     pool, idx = torch.zeros(6, HV, K, K), torch.arange(N, dtype=torch.int32)
     cu = torch.arange(N + 1, dtype=torch.int32) * (T // N)
     cu[-1] = T
-    tensors = (q, k, v, g, beta, pool, idx, pool, idx, cu, None, None)
+    tensors = (q, k, v, g, beta, pool, idx, pool, idx, cu, None, None, None, None)
     plan = dict(q=q, o=torch.empty_like(v), parts=[(0, NC)], pdl_chain=False, is_varlen=True, seg_max=1, T=T, N=N,
                 HV=HV, K=K, NC=NC)
     for name in ("w", "tb", "qg", "kg", "aqk", "gc"):
@@ -204,7 +210,7 @@ def test_elastic_replay_takes_varlen_calls_cut_by_the_default_rules(cuda_queries
     assert chunk.ElasticPrefill.build(dict(plan, is_varlen=False), recorded, bound) is None
     assert chunk.ElasticPrefill.build(dict(plan, parts=[(0, 2), (2, 6)]), recorded, bound) is None
     assert chunk.ElasticPrefill.build(dict(plan, seg_max=2), recorded, bound) is None
-    assert chunk.ElasticPrefill.build(dict(plan, track=tensors[0]), recorded, bound) is None
+    assert chunk.ElasticPrefill.build(dict(plan, track=tensors[0]), recorded, bound) is not None  # snapshots: replayed
     # the launch rules take segments for few (sequence, head) pairs and pipelined parts for one
     # long sequence; a batch at 32 heads runs in one part
     assert chunk.elastic_layout(4096, 2, 4, 128)[0] == ("segments",)
@@ -244,9 +250,9 @@ def _stub_pipeline_launches(monkeypatch, calls):
     monkeypatch.setattr(chunk, "supports_pdl", lambda device: True)
 
 
-def _pool_call(lens, H, HV, K, pool, gate=True):
+def _pool_call(lens, H, HV, K, pool, gate=True, track=False):
     """Arguments of ``chunk.chunk_kda_fwd`` for a varlen pool call of sequences ``lens`` (CPU, never
-    computed: the launches are stubbed)."""
+    computed: the launches are stubbed); ``track``: with state snapshots."""
     T = sum(lens)
     q, k = (torch.empty(1, T, H, K, dtype=torch.bfloat16) for _ in range(2))
     v, g = (torch.empty(1, T, HV, K, dtype=torch.bfloat16) for _ in range(2))
@@ -256,17 +262,22 @@ def _pool_call(lens, H, HV, K, pool, gate=True):
     kw = dict(scale=K ** -0.5, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx, state_v_first=True,
               use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus" if gate else "none",
               A_log=torch.zeros(HV) if gate else None, dt_bias=None, lower_bound=None)
+    if track:
+        kw.update(track_state=torch.empty(len(lens), HV, K, K), track_chunk_idx=torch.zeros(len(lens), dtype=torch.int32))
     return (q, k, v, g, beta), kw
 
 
-@pytest.mark.parametrize("form", ["one", "one_flat", "parts", "segments"])
-def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_queries, form):
+@pytest.mark.parametrize("form, track", [("one", False), ("one_flat", False), ("parts", False), ("segments", False),
+                                         ("one", True), ("parts", True), ("segments", True)])
+def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_queries, form, track):
     """For every token and sequence count in each form of layout, a replay either declines or makes
     the full path's launches exactly: the same kernels in the same order, the same compiled variant
     (specialization key), grids and arguments (o aside, which each allocates). A declined call's
     recording teaches the entry (``learn``), after which it replays. Parts: one prompt at 32 heads
     (2-8 parts); segments: one or two prompts at 4 heads; one part: batches at 4 heads, and batches
-    of more sequences than the state stage's 3-D grid holds (its flat grid, one head)."""
+    of more sequences than the state stage's 3-D grid holds (its flat grid, one head). With
+    ``track``, calls also write state snapshots (SGLang's prefix cache), whose two tensors the
+    replay takes as the call's."""
     from kimiops.kda.kernels import chunk
 
     calls = []
@@ -281,7 +292,7 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     }[form]
     pool = torch.zeros(4, HV, K, K)
     kimiops_workspace_reset()
-    x, kw = _pool_call(first, H, HV, K, pool)
+    x, kw = _pool_call(first, H, HV, K, pool, track=track)
     bind = []
     chunk_fwd(*x, bind=bind, **kw)
     entry = bind[1]
@@ -289,12 +300,13 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     assert entry.layout[-1] is (form != "one_flat") or form == "segments"  # the state stage's 3-D grid
     replayed, learned, parts_seen = 0, 0, set()
     for lens in later:
-        x, kw = _pool_call(lens, H, HV, K, pool)
+        x, kw = _pool_call(lens, H, HV, K, pool, track=track)
         assert chunk.elastic_layout(sum(lens), len(lens), HV, K)[0][0] == form.split("_")[0], lens
         calls.clear()
         o_full = chunk_fwd(*x, **kw)
         full = [c for c in calls]
-        args = (*x, pool, kw["h0_indices"], pool, kw["ht_indices"], kw["cu_seqlens"], kw["A_log"], None)
+        args = (*x, pool, kw["h0_indices"], pool, kw["ht_indices"], kw["cu_seqlens"], kw["A_log"], None,
+                kw.get("track_state"), kw.get("track_chunk_idx"))
         calls.clear()
         o = entry(*args)
         if o is None:  # a kernel variant or more scratch than recorded: the full path records and teaches
@@ -469,5 +481,56 @@ def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
         assert entry.guard.check(*new)
         o, ht = entry(*new[:5], new[5], None, new[7], None, None)
         assert ht is entry.launch.ht and ht.shape == (5, 2, 8, 8)
+    finally:
+        runner.forget_eager()
+
+
+@pytest.mark.parametrize("pool", [True, False])
+def test_elastic_entry_with_snapshots_passes_the_calls_snapshot_tensors(pool):
+    """A varlen call that writes state snapshots (``track_state [N, HV, V, K]``, ``track_chunk_idx
+    [N]``): the elastic guard leaves their sequence dimension free, the call must agree with itself
+    on N there too, and the entry hands the launch the call's own two tensors after dt_bias (over
+    a pool, and with dense initial and final states)."""
+    from kimiops.kda import runner
+
+    class Launch:
+        layout = ("one", True, True)
+        repeats_recorded_shapes = True  # as ElasticPrefill
+
+        def __call__(self, *args):
+            self.args = args
+            return torch.empty(0)
+
+    def call(T, N):
+        q, k, v, g, beta = (torch.randn(1, T, 2, 8) for _ in range(5))
+        state = torch.zeros(6 if pool else N, 2, 8, 8)
+        idx = torch.zeros(N, dtype=torch.int32) if pool else None
+        cu = torch.zeros(N + 1, dtype=torch.int32)
+        track = (torch.zeros(N, 2, 8, 8), torch.full((N,), -1, dtype=torch.int32))
+        return (q, k, v, g, beta, state, idx, cu), track
+
+    scalars = ("test-track",)
+    runner.forget_eager()
+    try:
+        (q, k, v, g, beta, state, idx, cu), track = call(50, 2)
+        tensors = runner.eager_tensors(q, k, v, g, beta, state, idx, cu, None, None, None, track)
+        assert len(tensors) == 13
+        runner.remember_eager(((scalars, 3), tensors, False, True), None, pool, None if pool else state, True,
+                              Launch())
+        entry = runner._elastic[scalars][0]
+        (q, k, v, g, beta, state, idx, cu), track = call(90, 5)
+        assert entry.guard.check(*runner.eager_tensors(q, k, v, g, beta, state, idx, cu, None, None, None, track))
+        assert runner._elastic_consistent(q, k, v, g, beta, state, idx, cu, None, *track)
+        assert not runner._elastic_consistent(q, k, v, g, beta, state, idx, cu, None, track[0][:4], track[1])
+        assert not runner._elastic_consistent(q, k, v, g, beta, state, idx, cu, None, track[0], track[1][:4])
+        wide = (torch.zeros(5, 2, 8, 16)[..., :8], track[1])  # snapshot rows not dense: a fixed stride differs
+        assert not entry.guard.check(*runner.eager_tensors(q, k, v, g, beta, state, idx, cu, None, None, None, wide))
+        entry(q, k, v, g, beta, state, idx, cu, None, None, None, track)
+        assert entry.launch.args[-2] is track[0] and entry.launch.args[-1] is track[1]
+        assert entry.launch.args[5] is state
+        if pool:
+            assert entry.launch.args[7] is state  # ht: the pool
+        else:
+            assert entry.launch.args[7].shape == (5, 2, 8, 8)  # the final states of the call's 5 sequences
     finally:
         runner.forget_eager()

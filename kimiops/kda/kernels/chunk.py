@@ -152,7 +152,8 @@ def chunk_kda_fwd(
         intra_config, state_config, pipeline_config: override the tuning dicts (benchmark sweeps).
         bind: optional list; when every launch of the call took the fast path, a
             :class:`BoundPrefill` that repeats the call for new tensors of the same metadata is
-            appended (the eager shortcut of ``kimiops.kda.runner``; not for calls with snapshots).
+            appended, then an :class:`ElasticPrefill` or ``None`` (the eager shortcut of
+            ``kimiops.kda.runner``).
         track_state, track_chunk_idx: state snapshots (``kimiops.kda.track``): fp32 rows laid out
             as ``ht`` (``[N, HV, ...]``) and int32/int64 ``[N]`` chunk indices in units of
             ``TRACK_CHUNK`` tokens (-1: none); row n gets sequence n's state after
@@ -167,13 +168,13 @@ def chunk_kda_fwd(
                  pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval)
     plan["track"], plan["track_idx"] = track_state, track_chunk_idx
     if plan["N"] > 0:
-        if bind is None or out is not None or track_state is not None:
+        if bind is None or out is not None:
             _launch(plan)
         else:
             with recording([]) as launches:
                 _launch(plan)
             bound = BoundPrefill.build(plan, launches, (q, k, v, g, beta, h0, h0_indices, ht, ht_indices,
-                                                        cu_seqlens, A_log, dt_bias))
+                                                        cu_seqlens, A_log, dt_bias, track_state, track_chunk_idx))
             if bound is not None:
                 bind.append(bound)
                 bind.append(ElasticPrefill.build(plan, launches, bound))

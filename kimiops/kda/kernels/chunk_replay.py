@@ -41,7 +41,8 @@ class BoundPrefill:
     @classmethod
     def build(cls, plan, recorded, call_tensors):
         """From a call's plan, its recorded launches (``kimiops.launch.recording``) and its tensors
-        ``(q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias)``; ``None``
+        ``(q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, track_state,
+        track_chunk_idx)``, the arguments a replay is called with; ``None``
         when a launch took Triton's own path or passed a tensor that is neither the call's nor
         scratch (e.g. a contiguous copy of a strided input)."""
         if not recorded or any(r is None for r in recorded):
@@ -49,7 +50,7 @@ class BoundPrefill:
         if len(plan["parts"]) > 1 and not plan["pdl_chain"]:  # parts on a forked stream: not one stream's launches
             return None
         roles = {}
-        for i, t in enumerate((*call_tensors, plan["o"])):  # index 12: o
+        for i, t in enumerate((*call_tensors, plan["o"])):  # last: o
             if t is not None:
                 roles.setdefault(id(t), i)
         scratch = tuple(plan[n] for n in _SCRATCH_KEYS if plan.get(n) is not None)
@@ -71,12 +72,14 @@ class BoundPrefill:
         device = torch._C._cuda_getDevice()  # the launches went to the current device (run_kda's on_device)
         return cls(tuple(launches), device, torch._C._cuda_getCurrentRawStream(device), scratch)
 
-    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
+    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, track_state=None,
+                 track_chunk_idx=None):
         stream = _replay_stream(self.device, self.stream)
         if stream is None:
             return None
         o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
-        _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o), stream,
+        _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, track_state,
+                 track_chunk_idx, o), stream,
                 [(entry, head, grid, list(template), from_call)
                  for entry, head, grid, template, from_call in self.launches])
         return o
@@ -184,9 +187,9 @@ class ElasticPrefill:
     def build(cls, plan, recorded, bound):
         """From a call's plan, its recorded launches (``kimiops.launch.recording``, with their
         kernels) and the :class:`BoundPrefill` built from them; ``None`` when the call is not a
-        varlen call, takes state snapshots, runs parts on a forked stream, or a launch is not one
-        of the pipeline's kernels."""
-        if not plan["is_varlen"] or plan.get("track") is not None:
+        varlen call, runs parts on a forked stream, or a launch is not one of the pipeline's
+        kernels."""
+        if not plan["is_varlen"]:
             return None
         layout, seg_len, seg_max, parts = elastic_layout(plan["T"], plan["N"], plan["HV"], plan["K"])
         if (layout[0] == "segments") != (plan.get("seg_max", 1) > 1) or len(parts) != len(plan["parts"]) \
@@ -267,7 +270,8 @@ class ElasticPrefill:
             launches += [("intra_first" if i == 0 else "intra_chained", part, hi - lo), ("state", part, N)]
         return launches
 
-    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias):
+    def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, track_state=None,
+                 track_chunk_idx=None):
         stream = _replay_stream(self.device, self.stream)
         if stream is None:
             return None
@@ -298,7 +302,8 @@ class ElasticPrefill:
                 grid = (grid[0] * count, grid[1], grid[2])
             ready.append((*hit, grid, values, role.from_call))
         o = torch.empty_like(v)  # v is contiguous here (a strided v was copied: such calls are not bound)
-        _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, o), stream, ready)
+        _replay((q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias, track_state,
+                 track_chunk_idx, o), stream, ready)
         return o
 
 
