@@ -291,7 +291,7 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
         "segments": ([16384], [[2048], [3000], [4096], [5000, 100], [8192], [9001], [2500, 2500], [16384]]),
     }[form]
     pool = torch.zeros(4, HV, K, K)
-    kimiops_workspace_reset()
+    _fresh_workspace()
     x, kw = _pool_call(first, H, HV, K, pool, track=track)
     bind = []
     chunk_fwd(*x, bind=bind, **kw)
@@ -339,7 +339,7 @@ def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_quer
     _stub_pipeline_launches(monkeypatch, calls)
     for HV, H, grow, small, large in ((32, 1, [4100, 4100], [1024], [4096]),   # 2 parts, then 4
                                       (4, 4, [900] * 12, [2048], [4096])):   # 4 segments, then 8
-        kimiops_workspace_reset()
+        _fresh_workspace()
         pool = torch.zeros(4, HV, 16, 16)
         chunk.chunk_kda_fwd(*_pool_call(grow, H, HV, 16, pool)[0], **_pool_call(grow, H, HV, 16, pool)[1])
         assert chunk.elastic_layout(sum(grow), len(grow), HV, 16)[0][0] == "one"
@@ -348,7 +348,7 @@ def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_quer
         chunk.chunk_kda_fwd(*x, bind=bind, **kw)
         entry = bind[1]
         x, kw = _pool_call(large, H, HV, 16, pool)
-        assert varlen_slots_fit(entry, sum(large), len(large))
+        assert _slots_fit(entry, sum(large), len(large))
         calls.clear()
         args = (*x, pool, kw["h0_indices"], pool, kw["ht_indices"], kw["cu_seqlens"], kw["A_log"], None)
         assert entry(*args) is None and calls == [], (HV, large)
@@ -357,14 +357,14 @@ def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_quer
         assert entry(*args) is not None and calls, (HV, large)
 
 
-def varlen_slots_fit(entry, T, N):
+def _slots_fit(entry, T, N):
     """Whether a call's chunk slots fit the entry's stage-1 scratch."""
     from kimiops.kda.kernels.chunk_layout import varlen_slots
 
     return varlen_slots(T, N) <= entry.caps["slots"]
 
 
-def kimiops_workspace_reset():
+def _fresh_workspace():
     """Scratch of earlier tests would be larger than this test's first call and hold everything."""
     from kimiops.kda.workspace import empty_cache
 
