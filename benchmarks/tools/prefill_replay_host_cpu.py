@@ -4,7 +4,8 @@ Records real calls of ``chunk.chunk_kda_fwd`` on CPU tensors with the launches s
 that does nothing) and the CUDA queries stubbed, then times ``ElasticPrefill.__call__`` over calls
 with new token counts in each layout (one part: one request and a batch of four at 32 heads;
 pipelined parts: one prompt at 32 heads; segments: one prompt at 4 heads) and
-``BoundPrefill.__call__`` repeating one call. The launches themselves and the CUDA stream query
+``BoundPrefill.__call__`` repeating one call; also the elastic replay of calls whose counts are the
+previous call's (a model's layers one after the other), which reuse its launches. The launches themselves and the CUDA stream query
 cost nothing here, so these are the Python of a replay alone (on the H200 host Python runs about
 2.5x slower, see docs/decode.md).
 
@@ -90,9 +91,12 @@ def main():
         us = loop_us(lambda: elastic(*next(it)))
         it = iter([args for _, _, args in calls] * 1000)
         alloc = loop_us(lambda: torch.empty_like(next(it)[2]))  # the replay's o, which the GPU's caching allocator serves faster
+        same = calls[0][2]
+        s_us = loop_us(lambda: elastic(*same))  # the previous call's counts (a model's next layer)
         b_us = loop_us(lambda: bound(*first_args))
-        print(f"{name}: ElasticPrefill.__call__ {us:.1f} us per call ({launches} launches; of which o's allocation "
-              f"{alloc:.1f}); BoundPrefill.__call__ {b_us:.1f} us", flush=True)
+        print(f"{name}: ElasticPrefill.__call__ {us:.1f} us per call with new counts ({launches} launches; of which "
+              f"o's allocation {alloc:.1f}), {s_us:.1f} us with the previous call's; BoundPrefill.__call__ "
+              f"{b_us:.1f} us", flush=True)
 
 
 if __name__ == "__main__":

@@ -273,7 +273,9 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     """For every token and sequence count in each form of layout, a replay either declines or makes
     the full path's launches exactly: the same kernels in the same order, the same compiled variant
     (specialization key), grids and arguments (o aside, which each allocates). A declined call's
-    recording teaches the entry (``learn``), after which it replays. Parts: one prompt at 32 heads
+    recording teaches the entry (``learn``), after which it replays. Calls repeating the previous
+    call's counts (as a model's layers do) reuse its launches with their own tensors; a call of the
+    previous token count but another sequence count does not. Parts: one prompt at 32 heads
     (2-8 parts); segments: one or two prompts at 4 heads; one part: batches at 4 heads, and batches
     of more sequences than the state stage's 3-D grid holds (its flat grid, one head). With
     ``track``, calls also write state snapshots (SGLang's prefix cache), whose two tensors the
@@ -285,10 +287,13 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     chunk_fwd = chunk.chunk_kda_fwd
     H, HV, K = {"one": (4, 4, 16), "one_flat": (1, 1, 16), "parts": (1, 32, 16), "segments": (4, 4, 16)}[form]
     first, later = {
-        "one": ([700, 300, 24], [[100, 37], [64, 0, 90], [160, 96], [5, 200, 31], [80, 80], [33, 17, 1]]),
+        "one": ([700, 300, 24], [[100, 37], [37, 50, 50], [37, 50, 50], [64, 0, 90], [160, 96], [5, 200, 31],
+                                 [80, 80], [33, 17, 1]]),
         "one_flat": ([1] * 70000, [[1] * 70010, [2] + [1] * 69999, [1] * 70000 + [5], [3] * 65600]),
-        "parts": ([36000], [[1024], [1100], [2048], [3000], [4096], [8192], [12345], [20000], [33000], [36000]]),
-        "segments": ([16384], [[2048], [3000], [4096], [5000, 100], [8192], [9001], [2500, 2500], [16384]]),
+        "parts": ([36000], [[1024], [1100], [2048], [3000], [3000], [4096], [8192], [12345], [20000], [33000],
+                            [36000]]),
+        "segments": ([16384], [[2048], [3000], [4096], [5000, 100], [5000, 100], [8192], [9001], [2500, 2500],
+                               [16384]]),
     }[form]
     pool = torch.zeros(4, HV, K, K)
     _fresh_workspace()
