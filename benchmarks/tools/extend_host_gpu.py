@@ -14,8 +14,8 @@ enqueued without synchronizing), the GPU time of one such call (CUDA events arou
 launches were queued behind a long kernel, so the host is not on the clock), and a cProfile of the
 varying calls (top functions by own time and by cumulative time).
 
-    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--cases ...] [--ab ROUNDS [--ab-only]] [--pieces]
-        [--profile]
+    PYTHONPATH=$PWD python3 benchmarks/tools/extend_host_gpu.py [--cases ...] [--layers L] [--ab ROUNDS [--ab-only]]
+        [--pieces] [--profile]
 """
 import argparse
 import contextlib
@@ -127,6 +127,9 @@ def main() -> None:
     p.add_argument("--profile", action="store_true", help="cProfile the varying kimiops calls")
     p.add_argument("--calls", type=int, default=60)
     p.add_argument("--pieces", action="store_true", help="inclusive time per call of the host path's pieces")
+    p.add_argument("--layers", type=int, default=1,
+                   help="calls per batch, one after the other (a model's KDA layers: every call but the first of "
+                        "a batch repeats the previous call's counts)")
     p.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
                    help="also time new token counts with the elastic replay switched off, alternating, ROUNDS rounds")
     p.add_argument("--cases", nargs="+", choices=list(CASES), default=["1x64-512", "4x32-256", "8x100-400"])
@@ -199,8 +202,9 @@ def main() -> None:
                 with elastic_replay(mode == "elastic replay"):
                     for b in make_batches(n_req, 20, lo, hi, gen, H):  # (re)learns the kernel variants
                         ours(b)()
-                    times[mode] = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)]).until
-            print(f"  A/B round {rnd + 1}, new token counts, until return: "
+                    times[mode] = each_call_us([ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)
+                                                for _ in range(args.layers)]).until
+            print(f"  A/B round {rnd + 1}, new token counts ({args.layers} calls per batch), until return: "
                   + ", ".join(f"{m} {t:.1f} us" for m, t in times.items()), flush=True)
         if args.pieces:
             fresh = [ours(b) for b in make_batches(n_req, args.calls, lo, hi, gen, H)]
