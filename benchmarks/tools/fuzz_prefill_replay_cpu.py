@@ -1,0 +1,182 @@
+"""Random sequences of varlen prefill calls against the eager replays, on the CPU (no GPU needed).
+
+For random signatures (value heads 1-48 with GVA, head dims 16-256, pool / dense / no state, either
+state layout, with or without state snapshots, the softplus, lower-bound or no gate, dt_bias or not) and random runs of calls (1-9 sequences, 0-9000 tokens each,
+counts repeated now and then as a model's layers repeat them), the launches are stubbed (each
+"launch" records its kernel, compiled-variant key, grid and arguments) and every call is made
+twice: by the full path, and by the elastic replay the runner would hold for the call's form of
+layout (recorded from the signature's second call on; a declined call's recording learns the old
+one's variants and replaces it, as ``runner.remember_eager`` does). A replay must either decline, launching nothing, or make
+exactly the full path's launches (o's address aside). Prints the counts and any mismatch.
+
+    python benchmarks/tools/fuzz_prefill_replay_cpu.py [--signatures 60] [--calls 25] [--seed 0]
+"""
+import argparse
+import os
+import random
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+import prefill_replay_host_cpu as host  # noqa: E402
+
+from kimiops.kda.kernels import chunk  # noqa: E402
+from kimiops.kda.workspace import empty_cache  # noqa: E402
+
+
+def scratch_spans(entry):
+    """``(start, end)`` of every scratch buffer the workspace holds or retired, and the entry's."""
+    from kimiops.kda import workspace
+    bufs = [e[0] for e in workspace._CACHE.values()] + list(workspace._RETIRED) + list(entry.scratch)
+    return [(b.untyped_storage().data_ptr(), b.untyped_storage().data_ptr() + b.untyped_storage().nbytes())
+            for b in bufs]
+
+
+KERNELS = {k.fn.__name__: k for k in (chunk.chunk_intra_kernel, chunk.chunk_state_kernel, chunk.longest_first_kernel,
+                                        chunk.segment_starts_kernel)}
+
+
+def canonical(call, o, spans):
+    """A stub launch with o's address as ``"o"``, addresses inside scratch as their offset in it and
+    the scratch strides (``s_*``) left out, values and specialization alike: the full path may
+    serve a call from buffers grown since the replay's recording, which holds its own (large
+    enough: the replay checks) with their own strides."""
+    names = KERNELS[call[4]].arg_names
+    options, consts, runtime = call[5]
+    head = (*call[:5], (options, consts, tuple(x for x in runtime if not x[0].startswith("s_"))))
+    out = list(head)
+    for name, x in zip(names, call[6:]):
+        if name.startswith("s_"):
+            x = "stride"
+        elif type(x) is int and x > 1 << 20:
+            if x == o.data_ptr():
+                x = "o"
+            else:
+                for lo, hi in spans:
+                    if lo <= x < hi:
+                        x = ("scratch", x - lo)
+                        break
+        out.append(x)
+    return tuple(out)
+
+
+def first_difference(mine, theirs):
+    if len(mine) != len(theirs):
+        return f"{len(mine)} launches against {len(theirs)}"
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        if a != b:
+            diff = [(j, x, y) for j, (x, y) in enumerate(zip(a, b)) if x != y]
+            return f"launch {i} ({a[4]}): (position, replay, full path) {diff[:6]}"
+    return "?"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--signatures", type=int, default=60)
+    p.add_argument("--calls", type=int, default=25)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    rng = random.Random(args.seed)
+    calls = []
+    host.stub()
+    import types
+
+    import kimiops.launch as kl
+
+    def launch(kernel, grid, *a, **kw):  # the host tool's stub, launching into ``calls``
+        values = list(a) + [kw[n] for n in kernel.arg_names[len(a):]]
+        key = host_key(kernel, values, kw)
+        tensors = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
+        raw = types.SimpleNamespace(entry=lambda *c: calls.append(c), head=(kernel.fn.__name__, key))
+        gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+        record = getattr(kl._RECORDER, "into", None)
+        if record is not None:
+            record.append((raw, (gx, gy, gz), list(values), tensors, kernel))
+        raw.entry(gx, gy, gz, 77, *raw.head, *[x.data_ptr() if i in tensors else x for i, x in enumerate(values)])
+
+    import inspect
+
+    def host_key(kernel, values, kw):
+        const = [str(q.annotation).endswith("constexpr") for q in inspect.signature(kernel.fn).parameters.values()]
+        return (tuple(kw.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for x, c in zip(values, const) if c),
+                tuple((n, kl.specialization(x)) for n, x, c in zip(kernel.arg_names, values, const) if not c))
+
+    chunk.launch = launch
+    totals = dict(calls=0, replayed=0, declined=0, mismatches=0, forms=set())
+    for sig in range(args.signatures):
+        empty_cache()
+        HV = rng.choice([1, 2, 4, 8, 16, 32, 48])
+        H = rng.choice([h for h in (1, 2, 4, 8, 16, 32, 48) if HV % h == 0])
+        K = rng.choice([16, 32, 64, 128, 256])
+        V = rng.choice([16, 64, 128])
+        state = rng.choice(["pool", "dense", "none"])
+        track = rng.random() < 0.3
+        gate = rng.choice(["softplus", "lower_bound", "none"])
+        v_first = rng.random() < 0.7
+        dt_bias = torch.zeros(HV * K) if gate != "none" and rng.random() < 0.5 else None
+        max_len = rng.choice([300, 3000, 9000])
+        pool = torch.zeros(12, HV, V, K)
+        entries, prev = {}, None  # one per form of layout, as the runner keeps them
+        for i in range(args.calls):
+            if prev is not None and rng.random() < 0.3:
+                lens = prev  # a model's next layer: the same counts
+            else:
+                lens = [rng.randint(0, max_len) for _ in range(rng.randint(1, 9 if max_len < 9000 else 3))]
+                if sum(lens) == 0:
+                    lens[0] = 1
+            prev = lens
+            N, T = len(lens), sum(lens)
+            q, k = (torch.empty(1, T, H, K, dtype=torch.bfloat16) for _ in range(2))
+            v = torch.empty(1, T, HV, V, dtype=torch.bfloat16)
+            g = torch.empty(1, T, HV, K, dtype=torch.bfloat16)
+            beta = torch.empty(1, T, HV, dtype=torch.bfloat16)
+            cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32)
+            idx = torch.arange(N, dtype=torch.int32) if state == "pool" else None
+            h0 = pool if state == "pool" else torch.zeros(N, HV, V, K) if state == "dense" else None
+            ht = pool if state == "pool" else torch.empty(N, HV, V, K) if state == "dense" else None
+            snaps = (torch.empty(N, HV, V, K), torch.zeros(N, dtype=torch.int32)) if track else (None, None)
+            kw = dict(scale=K ** -0.5, cu_seqlens=cu, h0=h0, h0_indices=idx, ht=ht, ht_indices=idx,
+                      state_v_first=v_first, use_qk_l2norm=True, use_beta_sigmoid=True, gate=gate,
+                      A_log=torch.zeros(HV) if gate == "softplus" else None, dt_bias=dt_bias,
+                      lower_bound=-5.0 if gate == "lower_bound" else None, track_state=snaps[0],
+                      track_chunk_idx=snaps[1])
+            replay_args = (q, k, v, g, beta, h0, idx, ht, idx, cu, kw["A_log"], dt_bias, *snaps)
+            calls.clear()
+            o_full = chunk.chunk_kda_fwd(q, k, v, g, beta, **kw)
+            full = list(calls)
+            totals["calls"] += 1
+            totals["forms"].add(chunk.elastic_layout(T, N, HV, K)[0][0])
+            entry = entries.get(chunk.elastic_layout(T, N, HV, K)[0])
+            if entry is not None:
+                calls.clear()
+                o = entry(*replay_args)
+                if o is None:
+                    totals["declined"] += 1
+                    if calls:
+                        totals["mismatches"] += 1
+                        print(f"MISMATCH (declined but launched) sig {sig} HV={HV} K={K} lens={lens}")
+                else:
+                    totals["replayed"] += 1
+                    spans = scratch_spans(entry)
+                    mine, theirs = [canonical(c, o, spans) for c in calls], [canonical(c, o_full, spans) for c in full]
+                    if mine != theirs:
+                        totals["mismatches"] += 1
+                        print(f"MISMATCH sig {sig} HV={HV} H={H} K={K} V={V} state={state} track={track} "
+                              f"lens={lens}: {first_difference(mine, theirs)}")
+                    continue
+            if i >= 1:  # recorded on the signature's second call, or when the entry declined
+                bind = []
+                calls.clear()
+                chunk.chunk_kda_fwd(q, k, v, g, beta, bind=bind, **kw)
+                if bind and bind[1] is not None:
+                    if entry is not None:
+                        bind[1].learn(entry)
+                    entries[bind[1].layout] = bind[1]
+    forms = sorted(totals.pop("forms"))
+    print(f"signatures {args.signatures}, {totals}, forms seen {forms}")
+
+
+if __name__ == "__main__":
+    main()
