@@ -1,13 +1,16 @@
-"""Random sequences of varlen prefill calls against the eager replays, on the CPU (no GPU needed).
+"""Random sequences of prefill calls against the eager replays, on the CPU (no GPU needed).
 
-For random signatures (value heads 1-48 with GVA, head dims 16-256, pool / dense / no state, either
-state layout, with or without state snapshots, the softplus, lower-bound or no gate, dt_bias or not) and random runs of calls (1-9 sequences, 0-9000 tokens each,
-counts repeated now and then as a model's layers repeat them), the launches are stubbed (each
-"launch" records its kernel, compiled-variant key, grid and arguments) and every call is made
-twice: by the full path, and by the elastic replay the runner would hold for the call's form of
-layout (recorded from the signature's second call on; a declined call's recording learns the old
-one's variants and replaces it, as ``runner.remember_eager`` does). A replay must either decline, launching nothing, or make
-exactly the full path's launches (o's address aside). Prints the counts and any mismatch.
+For random signatures (varlen or one sequence of fixed length, value heads 1-48 with GVA, head
+dims 16-256, pool / dense / no state, either state layout, with or without state snapshots, the
+softplus, lower-bound or no gate, dt_bias or not) and random runs of calls (1-9 sequences, 0-9000
+tokens each, counts repeated now and then as a model's layers repeat them), the launches are
+stubbed (each "launch" records its kernel, compiled-variant key, grid and arguments) and every call
+is made twice: by the full path, and by the elastic replay the runner would hold for the call's
+form of layout (recorded from the signature's second call on; a declined call's recording learns
+the old one's variants and replaces it, as ``runner.remember_eager`` does). A replay must either
+decline, launching nothing, or make exactly the full path's launches (o's address aside; scratch
+compared by its offset and scratch strides left out, since the full path may serve a call from
+buffers grown since the recording). Prints the counts and any mismatch.
 
     python benchmarks/tools/fuzz_prefill_replay_cpu.py [--signatures 60] [--calls 25] [--seed 0]
 """
@@ -117,13 +120,15 @@ def main():
         v_first = rng.random() < 0.7
         dt_bias = torch.zeros(HV * K) if gate != "none" and rng.random() < 0.5 else None
         max_len = rng.choice([300, 3000, 9000])
+        fixed = rng.random() < 0.25  # one sequence of fixed length (no cu_seqlens)
         pool = torch.zeros(12, HV, V, K)
         entries, prev = {}, None  # one per form of layout, as the runner keeps them
         for i in range(args.calls):
             if prev is not None and rng.random() < 0.3:
                 lens = prev  # a model's next layer: the same counts
             else:
-                lens = [rng.randint(0, max_len) for _ in range(rng.randint(1, 9 if max_len < 9000 else 3))]
+                count = 1 if fixed else rng.randint(1, 9 if max_len < 9000 else 3)
+                lens = [rng.randint(0, max_len) for _ in range(count)]
                 if sum(lens) == 0:
                     lens[0] = 1
             prev = lens
@@ -137,6 +142,7 @@ def main():
             h0 = pool if state == "pool" else torch.zeros(N, HV, V, K) if state == "dense" else None
             ht = pool if state == "pool" else torch.empty(N, HV, V, K) if state == "dense" else None
             snaps = (torch.empty(N, HV, V, K), torch.zeros(N, dtype=torch.int32)) if track else (None, None)
+            cu = None if fixed else cu
             kw = dict(scale=K ** -0.5, cu_seqlens=cu, h0=h0, h0_indices=idx, ht=ht, ht_indices=idx,
                       state_v_first=v_first, use_qk_l2norm=True, use_beta_sigmoid=True, gate=gate,
                       A_log=torch.zeros(HV) if gate == "softplus" else None, dt_bias=dt_bias,
@@ -147,8 +153,8 @@ def main():
             o_full = chunk.chunk_kda_fwd(q, k, v, g, beta, **kw)
             full = list(calls)
             totals["calls"] += 1
-            totals["forms"].add(chunk.elastic_layout(T, N, HV, K)[0][0])
-            entry = entries.get(chunk.elastic_layout(T, N, HV, K)[0])
+            totals["forms"].add(chunk.elastic_layout(T, N, HV, K, not fixed)[0][0] + (" fixed" if fixed else ""))
+            entry = entries.get(chunk.elastic_layout(T, N, HV, K, not fixed)[0])
             if entry is not None:
                 calls.clear()
                 o = entry(*replay_args)

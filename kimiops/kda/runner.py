@@ -409,13 +409,14 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
                 # None: the bound launch declined (device switched, launch hook): the full path runs
                 # and leaves the entry as it is
                 return (res, None) if res is not None else (None, None)
-    # varlen prefill: token counts change call to call; decode: the batch size changes
-    elastic = cu_seqlens is not None or not kind.chunked
+    # varlen prefill: token counts change call to call (one prompt of fixed length too); decode: the
+    # batch size changes
+    elastic = cu_seqlens is not None or not kind.chunked or q.shape[0] == 1
     declined = []  # elastic entries of this signature that could not repeat the call
     entries = _elastic.get(scalars) if elastic else None
     for entry in entries or ():
-        if entry.guard.check(*tensors) and _elastic_consistent(q, k, v, g, beta, initial_state, indices,
-                                                               cu_seqlens, num_accepted, track_state, track_chunk_idx):
+        if entry.guard.check(*tensors) and _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens,
+                                                               num_accepted, track_state, track_chunk_idx, kind.chunked):
             if kind.chunked:
                 res = entry(q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias, None, track)
             else:
@@ -451,16 +452,16 @@ def _elastic_decode(entry, exact_key, tensors, q, k, v, g, beta, initial_state, 
 
 
 def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, num_accepted=None, track_state=None,
-                        track_chunk_idx=None) -> bool:
+                        track_chunk_idx=None, chunked=False) -> bool:
     """Whether a call agrees with itself on what an ``_elastic`` guard leaves free (and the exact
-    guard implied): the size of the free dimension of q, k, v, g, beta (tokens with cu_seqlens,
-    sequences without), and the sequence count N of cu_seqlens or q, the indices, a dense state,
-    ``num_accepted`` and the snapshot tensors."""
-    d = 0 if cu_seqlens is None else 1
+    guard implied): the size of the free dimension of q, k, v, g, beta (tokens with cu_seqlens or
+    for prefill (``chunked``), sequences for decode without), and the sequence count N of
+    cu_seqlens or q, the indices, a dense state, ``num_accepted`` and the snapshot tensors."""
+    d = 1 if cu_seqlens is not None or chunked else 0
     size = q.shape[d]
     if not (k.shape[d] == v.shape[d] == g.shape[d] == beta.shape[d] == size):
         return False
-    N = size if cu_seqlens is None else cu_seqlens.shape[0] - 1
+    N = q.shape[0] if cu_seqlens is None else cu_seqlens.shape[0] - 1
     if num_accepted is not None and num_accepted.shape[0] != N:
         return False
     for t in (track_state, track_chunk_idx):
@@ -478,9 +479,11 @@ def _elastic_consistent(q, k, v, g, beta, initial_state, indices, cu_seqlens, nu
 # and N (dimension 0 of cu_seqlens, the indices, num_accepted, the snapshot tensors and a dense
 # state, or a pool's slot count). Without (decode's batch mode): N, dimension 0 of every
 # per-sequence tensor; every stride stays fixed, the kernel reads them. (``tensor_guard`` reads as
-# many entries as a call has tensors: decode's 11, prefill's 13.)
+# many entries as a call has tensors: decode's 11, prefill's 13.) Prefill of one sequence of fixed
+# length (no cu_seqlens, batch dimension 1): only its token count, as with cu_seqlens.
 _ELASTIC_VARLEN = (((1,),) * 5 + ((0,), (0,), (0,), (), (), (0,), (0,), (0,)), ((0,),) * 5 + ((),) * 8)
 _ELASTIC_BATCH = (((0,),) * 5 + ((0,), (0,), (), (), (), (0,)), ((),) * 11)
+_ELASTIC_FIXED = (((1,),) * 5 + ((),) * 8, ((0,),) * 5 + ((),) * 8)
 
 
 def seen_before(shapes: tuple) -> bool:
@@ -515,7 +518,10 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic
             if old.launch.layout == elastic_launch.layout and old in entries:
                 elastic_launch.learn(old.launch)  # the same layout: keep its kernel variants, drop its scratch
                 entries.remove(old)
-        guard = tensor_guard(tensors, _ELASTIC_VARLEN if tensors[7] is not _ABSENT[2] else _ELASTIC_BATCH)
+        # prefill calls have 13 tensors (the snapshot tensors' places), decode calls 11
+        free = _ELASTIC_VARLEN if tensors[7] is not _ABSENT[2] else _ELASTIC_FIXED if len(tensors) == 13 \
+            else _ELASTIC_BATCH
+        guard = tensor_guard(tensors, free)
         if guard is not None:
             _remember(_elastic, scalars, _EagerCall(guard, elastic_launch, pool, ht_shape, bool(output_final_state)))
 

@@ -933,20 +933,22 @@ def _count_replays(monkeypatch, cls) -> list:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["pool_varlen", "state_out", "b1_parts", "b1_segments"])
+@pytest.mark.parametrize("case", ["pool_varlen", "state_out", "b1_parts", "b1_segments", "b2_state_out"])
 def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case):
-    """The eager prefill shortcut (``runner._eager`` with ``chunk.BoundPrefill``; varlen calls in one
-    part: ``runner._elastic`` with ``chunk.ElasticPrefill``): calls repeating a
-    signature replay the recorded launches with the new tensors, and give the full path's bits
-    (debug mode never takes the shortcut) for new values, pools with a padded slot, final states,
-    pipelined parts (B1 T4096 with segments off: parts chained by PDL) and segments (B1 T4096 at
-    4 heads, the rule's choice); earlier outputs are never overwritten."""
+    """The eager prefill shortcut (varlen calls and one sequence of fixed length: ``runner._elastic``
+    with ``chunk.ElasticPrefill``; fixed-length batches: ``runner._eager`` with
+    ``chunk.BoundPrefill``): calls repeating a signature replay the recorded launches with the new
+    tensors, and give the full path's bits (debug mode never takes the shortcut) for new values,
+    pools with a padded slot, final states, pipelined parts (B1 T4096 with segments off: parts
+    chained by PDL), segments (B1 T4096 at 4 heads, the rule's choice) and a batch of two; earlier
+    outputs are never overwritten."""
     import kimiops
     from kimiops.kda import runner
     from kimiops.kda.kernels import chunk
 
-    # varlen calls in one part are kept as elastic entries (any token count), the others as exact ones
-    elastic = case == "pool_varlen"
+    # varlen calls and single sequences are kept as elastic entries (any token count), batches of
+    # fixed length as exact ones
+    elastic = case != "b2_state_out"
     replays = _count_replays(monkeypatch, chunk.ElasticPrefill if elastic else chunk.BoundPrefill)
     kept_as = runner._elastic if elastic else runner._eager
     if case == "b1_parts":
@@ -955,13 +957,14 @@ def test_gpu_repeated_eager_prefill_calls_match_the_full_path(monkeypatch, case)
     H, D = 4, 128
     T = 4096 if case.startswith("b1") else 200
     cu = torch.tensor([0, 60, 60, 200], dtype=torch.int32, device="cuda") if case == "pool_varlen" else None
-    N = 3 if cu is not None else 1
+    B = 2 if case == "b2_state_out" else 1
+    N = 3 if cu is not None else B
     A_log = torch.log(torch.rand(H, device="cuda", generator=gen) * 15 + 1)
     dt = torch.randn(H * D, device="cuda", generator=gen) * 0.5
 
     def inputs():
-        q, k, v, g = (torch.randn(1, T, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4))
-        beta = torch.randn(1, T, H, device="cuda", generator=gen, dtype=torch.bfloat16)
+        q, k, v, g = (torch.randn(B, T, H, D, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4))
+        beta = torch.randn(B, T, H, device="cuda", generator=gen, dtype=torch.bfloat16)
         return q, k, v, g, beta
 
     def call(x, state):

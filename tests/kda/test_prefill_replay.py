@@ -101,7 +101,7 @@ def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, order_cap=8):
     cu = torch.arange(N + 1, dtype=torch.int32) * (T // N)
     cu[-1] = T
     tensors = (q, k, v, g, beta, pool, idx, pool, idx, cu, None, None, None, None)
-    plan = dict(q=q, o=torch.empty_like(v), parts=[(0, NC)], pdl_chain=False, is_varlen=True, seg_max=1, T=T, N=N,
+    plan = dict(q=q, o=torch.empty_like(v), parts=[(0, NC)], pdl_chain=False, is_varlen=True, seg_max=1, B=1, T=T, N=N,
                 HV=HV, K=K, NC=NC)
     for name in ("w", "tb", "qg", "kg", "aqk", "gc"):
         plan[name] = torch.zeros(HV, cap, 4)[:, :NC]
@@ -207,7 +207,7 @@ def test_elastic_replay_takes_varlen_calls_cut_by_the_default_rules(cuda_queries
 
     tensors, plan, recorded = _varlen_recording([], T=100, N=3)
     bound = BoundPrefill.build(plan, recorded, tensors)
-    assert chunk.ElasticPrefill.build(dict(plan, is_varlen=False), recorded, bound) is None
+    assert chunk.ElasticPrefill.build(dict(plan, is_varlen=False, B=2), recorded, bound) is None  # a fixed-length batch
     assert chunk.ElasticPrefill.build(dict(plan, parts=[(0, 2), (2, 6)]), recorded, bound) is None
     assert chunk.ElasticPrefill.build(dict(plan, seg_max=2), recorded, bound) is None
     assert chunk.ElasticPrefill.build(dict(plan, track=tensors[0]), recorded, bound) is not None  # snapshots: replayed
@@ -250,25 +250,28 @@ def _stub_pipeline_launches(monkeypatch, calls):
     monkeypatch.setattr(chunk, "supports_pdl", lambda device: True)
 
 
-def _pool_call(lens, H, HV, K, pool, gate=True, track=False):
+def _pool_call(lens, H, HV, K, pool, gate=True, track=False, fixed=False):
     """Arguments of ``chunk.chunk_kda_fwd`` for a varlen pool call of sequences ``lens`` (CPU, never
-    computed: the launches are stubbed); ``track``: with state snapshots."""
+    computed: the launches are stubbed); ``track``: with state snapshots; ``fixed``: one sequence
+    of fixed length instead (no cu_seqlens)."""
     T = sum(lens)
     q, k = (torch.empty(1, T, H, K, dtype=torch.bfloat16) for _ in range(2))
     v, g = (torch.empty(1, T, HV, K, dtype=torch.bfloat16) for _ in range(2))
     beta = torch.empty(1, T, HV, dtype=torch.bfloat16)
     cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32)
     idx = torch.arange(len(lens), dtype=torch.int32)
-    kw = dict(scale=K ** -0.5, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx, state_v_first=True,
+    kw = dict(scale=K ** -0.5, cu_seqlens=None if fixed else cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx, state_v_first=True,
               use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus" if gate else "none",
               A_log=torch.zeros(HV) if gate else None, dt_bias=None, lower_bound=None)
     if track:
-        kw.update(track_state=torch.empty(len(lens), HV, K, K), track_chunk_idx=torch.zeros(len(lens), dtype=torch.int32))
+        kw.update(track_state=torch.empty(len(lens), HV, K, K),
+                  track_chunk_idx=torch.zeros(len(lens), dtype=torch.int32))
     return (q, k, v, g, beta), kw
 
 
 @pytest.mark.parametrize("form, track", [("one", False), ("one_flat", False), ("parts", False), ("segments", False),
-                                         ("one", True), ("parts", True), ("segments", True)])
+                                         ("one", True), ("parts", True), ("segments", True), ("one_fixed", False),
+                                         ("parts_fixed", True), ("segments_fixed", False)])
 def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_queries, form, track):
     """For every token and sequence count in each form of layout, a replay either declines or makes
     the full path's launches exactly: the same kernels in the same order, the same compiled variant
@@ -277,7 +280,8 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     call's counts (as a model's layers do) reuse its launches with their own tensors; a call of the
     previous token count but another sequence count does not. Parts: one prompt at 32 heads
     (2-8 parts); segments: one or two prompts at 4 heads; one part: batches at 4 heads, and batches
-    of more sequences than the state stage's 3-D grid holds (its flat grid, one head). With
+    of more sequences than the state stage's 3-D grid holds (its flat grid, one head); ``_fixed``:
+    one sequence of fixed length (no cu_seqlens) in each form. With
     ``track``, calls also write state snapshots (SGLang's prefix cache), whose two tensors the
     replay takes as the call's."""
     from kimiops.kda.kernels import chunk
@@ -285,7 +289,9 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     calls = []
     _stub_pipeline_launches(monkeypatch, calls)
     chunk_fwd = chunk.chunk_kda_fwd
-    H, HV, K = {"one": (4, 4, 16), "one_flat": (1, 1, 16), "parts": (1, 32, 16), "segments": (4, 4, 16)}[form]
+    fixed = form.endswith("_fixed")
+    H, HV, K = {"one": (4, 4, 16), "one_flat": (1, 1, 16), "parts": (1, 32, 16), "segments": (4, 4, 16)}[
+        form.split("_")[0] if fixed else form]
     first, later = {
         "one": ([700, 300, 24], [[100, 37], [37, 50, 50], [37, 50, 50], [64, 0, 90], [160, 96], [5, 200, 31],
                                  [80, 80], [33, 17, 1]]),
@@ -294,19 +300,22 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
                             [36000]]),
         "segments": ([16384], [[2048], [3000], [4096], [5000, 100], [5000, 100], [8192], [9001], [2500, 2500],
                                [16384]]),
+        "one_fixed": ([500], [[100], [37], [37], [64], [160], [1], [31], [480], [110], [70], [90], [130]]),
+        "parts_fixed": ([36000], [[1024], [1100], [2048], [3000], [3000], [4096], [8192], [12345], [33000]]),
+        "segments_fixed": ([16384], [[2048], [3000], [4096], [5000], [5000], [8192], [9001], [16384]]),
     }[form]
     pool = torch.zeros(4, HV, K, K)
     _fresh_workspace()
-    x, kw = _pool_call(first, H, HV, K, pool, track=track)
+    x, kw = _pool_call(first, H, HV, K, pool, track=track, fixed=fixed)
     bind = []
     chunk_fwd(*x, bind=bind, **kw)
     entry = bind[1]
     assert entry is not None and entry.layout[0] == form.split("_")[0]
-    assert entry.layout[-1] is (form != "one_flat") or form == "segments"  # the state stage's 3-D grid
+    assert entry.layout[-1] is (form != "one_flat") or form.startswith("segments")  # the state stage's 3-D grid
     replayed, learned, parts_seen = 0, 0, set()
     for lens in later:
-        x, kw = _pool_call(lens, H, HV, K, pool, track=track)
-        assert chunk.elastic_layout(sum(lens), len(lens), HV, K)[0][0] == form.split("_")[0], lens
+        x, kw = _pool_call(lens, H, HV, K, pool, track=track, fixed=fixed)
+        assert chunk.elastic_layout(sum(lens), len(lens), HV, K, not fixed)[0][0] == form.split("_")[0], lens
         calls.clear()
         o_full = chunk_fwd(*x, **kw)
         full = [c for c in calls]
@@ -539,3 +548,23 @@ def test_elastic_entry_with_snapshots_passes_the_calls_snapshot_tensors(pool):
             assert entry.launch.args[7].shape == (5, 2, 8, 8)  # the final states of the call's 5 sequences
     finally:
         runner.forget_eager()
+
+
+def test_elastic_guard_of_one_fixed_length_prompt_leaves_only_its_token_count_free():
+    """Prefill of one sequence without cu_seqlens (``runner._ELASTIC_FIXED``): the guard frees the
+    token count (and the batch stride, which follows it and is never read with one sequence), not
+    the batch size; the call must agree with itself on T."""
+    from kimiops.kda import runner
+
+    def call(T, B=1):
+        q, k, g = (torch.randn(B, T, 2, 8) for _ in range(3))
+        v, beta = torch.randn(B, T, 4, 8), torch.randn(B, T, 4)
+        return q, k, v, g, beta, torch.zeros(B, 4, 8, 8), None, None
+
+    guard = runner.tensor_guard(runner.eager_tensors(*call(100), None, None, None, (None, None)),
+                                runner._ELASTIC_FIXED)
+    assert guard.check(*runner.eager_tensors(*call(37), None, None, None, (None, None)))
+    assert not guard.check(*runner.eager_tensors(*call(37, B=2), None, None, None, (None, None)))
+    q, k, v, g, beta, state, _, _ = call(50)
+    assert runner._elastic_consistent(q, k, v, g, beta, state, None, None, chunked=True)
+    assert not runner._elastic_consistent(q, k, v[:, :49], g, beta, state, None, None, chunked=True)

@@ -250,14 +250,17 @@ def cut(B: int, T: int, N: int, HV: int, K: int, NC: int, config: dict | None = 
     return seg_len, seg_max, parts
 
 
-def elastic_layout(T: int, N: int, HV: int, K: int) -> tuple[tuple, int, int, list[tuple[int, int]]]:
-    """How ``_plan`` lays out a varlen call of ``T`` tokens and ``N`` sequences with the default
-    configs, for :class:`ElasticPrefill`: ``(form, seg_len, seg_max, parts)`` (``cut``'s values)
-    with ``form`` what a replay must share with its recording: ``("one", ordered, grid_3d)``
-    (one part; longest-first order, the state stage's 3-D grid), ``("parts", ordered, grid_3d)``
-    (pipelined parts of one long prompt) or ``("segments",)`` (few (sequence, head) pairs)."""
-    NC = varlen_slots(T, N)
-    seg_len, seg_max, parts = cut(1, T, N, HV, K, NC)
+def elastic_layout(T: int, N: int, HV: int, K: int,
+                   varlen: bool = True) -> tuple[tuple, int, int, list[tuple[int, int]]]:
+    """How ``_plan`` lays out a call of ``T`` tokens and ``N`` sequences (varlen, or one sequence of
+    fixed length with ``varlen=False``) with the default configs, for :class:`ElasticPrefill`:
+    ``(form, seg_len, seg_max, parts)`` (``cut``'s values) with ``form`` what a replay must share
+    with its recording: ``("one", ordered, grid_3d)`` (one part; longest-first order, the state
+    stage's 3-D grid), ``("parts", ordered, grid_3d)`` (pipelined parts of one long prompt) or
+    ``("segments",)`` (few (sequence, head) pairs)."""
+    NC = varlen_slots(T, N) if varlen else N * cdiv(T, CHUNK_SIZE)
+    seg_len, seg_max, parts = cut(1 if varlen else N, T, N, HV, K, NC)
     if seg_max > 1:
         return ("segments",), seg_len, seg_max, parts
-    return ("one" if len(parts) == 1 else "parts", ordered(N), fits_grid_3d(N)), seg_len, seg_max, parts
+    order = varlen and ordered(N)
+    return ("one" if len(parts) == 1 else "parts", order, fits_grid_3d(N)), seg_len, seg_max, parts

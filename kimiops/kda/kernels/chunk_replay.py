@@ -13,7 +13,8 @@ import torch
 
 import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.kda.kernels.chunk_layout import elastic_layout, locate_bits, order_block, varlen_slots
+from kimiops.intmath import cdiv
+from kimiops.kda.kernels.chunk_layout import CHUNK_SIZE, elastic_layout, locate_bits, order_block, varlen_slots
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
 from kimiops.launch import no_launch_hooks, specialization
 
@@ -129,10 +130,10 @@ def _role(kernel, values) -> str | None:
 # its layout (chunk slots, parts, segments); every other argument depends only on the call's
 # signature (flags, dtypes, head sizes, scratch buffers). ``chain_done``: a later part's
 # completion counter, an address in the chain buffer that follows the part's index.
-_INTRA = ("T", "N", "slot_off", "n_programs", "LOG_N")
-_SEGMENT_WALK = ("T", "slot_lo", "slot_hi", "seg_len", "seg_max")
+_INTRA = ("T", "N", "NT", "slot_off", "n_programs", "LOG_N")
+_SEGMENT_WALK = ("T", "NT", "slot_lo", "slot_hi", "seg_len", "seg_max")
 _ELASTIC_NAMES = {"intra": _INTRA, "intra_first": _INTRA, "intra_chained": _INTRA + ("chain_done",),
-                  "order": ("N", "BLOCK"), "state": ("T", "slot_lo", "slot_hi"), "seg_maps": _SEGMENT_WALK,
+                  "order": ("N", "BLOCK"), "state": ("T", "NT", "slot_lo", "slot_hi"), "seg_maps": _SEGMENT_WALK,
                   "seg_out": _SEGMENT_WALK, "seg_starts": ("T", "seg_len", "seg_max")}
 _ELASTIC_CONSTEXPRS = frozenset(("LOG_N", "BLOCK"))
 
@@ -155,8 +156,9 @@ class _Role:
 
 
 class ElasticPrefill:
-    """The launches of a varlen prefill call, repeatable for new tensors with the same signature
-    except for the token count ``T`` and the sequence count ``N`` (the caller guarantees the rest:
+    """The launches of a varlen prefill call, or of a fixed-length call of one sequence
+    (``varlen`` False), repeatable for new tensors with the same signature except for the token
+    count ``T`` and (varlen) the sequence count ``N`` (the caller guarantees the rest:
     ``kimiops.kda.runner`` matches flags, dtypes, head sizes, strides of every other dimension,
     alignments and the stream). Serving engines run extend eagerly with a new ``T`` on almost every
     call, which a :class:`BoundPrefill` (exact shapes) never repeats.
@@ -174,25 +176,26 @@ class ElasticPrefill:
     launch path was switched off; nothing is launched then.
     """
 
-    __slots__ = ("roles", "device", "stream", "scratch", "caps", "chain", "layout", "HV", "K", "last")
+    __slots__ = ("roles", "device", "stream", "scratch", "caps", "chain", "layout", "HV", "K", "varlen", "last")
     repeats_recorded_shapes = True  # the runner keeps no exact entry beside it
 
-    def __init__(self, roles, device, stream, scratch, caps, chain, layout, HV, K):
+    def __init__(self, roles, device, stream, scratch, caps, chain, layout, HV, K, varlen=True):
         self.roles, self.device, self.stream, self.scratch = roles, device, stream, scratch
         self.caps = caps      # {what: capacity} of the recording's buffers (slots, sequences, parts, ...)
         self.chain = chain    # address of the first part's completion counter (parts), else 0
-        self.layout, self.HV, self.K = layout, HV, K
+        self.layout, self.HV, self.K, self.varlen = layout, HV, K, varlen
         self.last = None      # (T, N, launches) of the last call repeated
 
     @classmethod
     def build(cls, plan, recorded, bound):
         """From a call's plan, its recorded launches (``kimiops.launch.recording``, with their
-        kernels) and the :class:`BoundPrefill` built from them; ``None`` when the call is not a
-        varlen call, runs parts on a forked stream, or a launch is not one of the pipeline's
-        kernels."""
-        if not plan["is_varlen"]:
+        kernels) and the :class:`BoundPrefill` built from them; ``None`` when the call is neither
+        varlen nor of one sequence, runs parts on a forked stream, or a launch is not one of the
+        pipeline's kernels."""
+        varlen = plan["is_varlen"]
+        if not varlen and plan["B"] != 1:  # a batch's row stride follows T: its rows are not dense at a new T
             return None
-        layout, seg_len, seg_max, parts = elastic_layout(plan["T"], plan["N"], plan["HV"], plan["K"])
+        layout, seg_len, seg_max, parts = elastic_layout(plan["T"], plan["N"], plan["HV"], plan["K"], varlen)
         if (layout[0] == "segments") != (plan.get("seg_max", 1) > 1) or len(parts) != len(plan["parts"]) \
                 or (layout[0] != "segments" and layout[1] != (plan.get("order") is not None)):
             return None  # the call was cut by other rules (a config override)
@@ -232,7 +235,8 @@ class ElasticPrefill:
             chain = plan["chain"].data_ptr()
         elif layout[0] == "segments":
             caps["seg_maps"], caps["seg_starts"] = _capacity(plan["seg_maps"]), _capacity(plan["seg_starts"])
-        return cls(roles, bound.device, bound.stream, bound.scratch, caps, chain, layout, plan["HV"], plan["K"])
+        return cls(roles, bound.device, bound.stream, bound.scratch, caps, chain, layout, plan["HV"], plan["K"],
+                   varlen)
 
     def learn(self, other: "ElasticPrefill") -> None:
         """Add the kernel variants of ``other`` (a recording of the same signature and layout) to
@@ -249,10 +253,12 @@ class ElasticPrefill:
         """``(role, values, count)`` per launch of a call laid out as ``seg_len, seg_max, parts``
         (``count``: what the role's grid follows), in the full path's order; ``None`` where the
         recording's buffers are too small."""
-        caps, HV, NC = self.caps, self.HV, varlen_slots(T, N)
+        caps, HV = self.caps, self.HV
+        NT = 0 if self.varlen else cdiv(T, CHUNK_SIZE)  # chunks per sequence (fixed length)
+        NC = varlen_slots(T, N) if self.varlen else N * NT
         if NC > caps["slots"] or N > caps["seqs"]:
             return None
-        common = dict(T=T, N=N, LOG_N=locate_bits(N), BLOCK=order_block(N), seg_len=seg_len, seg_max=seg_max,
+        common = dict(T=T, N=N, NT=NT, LOG_N=locate_bits(N), BLOCK=order_block(N), seg_len=seg_len, seg_max=seg_max,
                       slot_off=0, n_programs=NC * HV, slot_lo=0, slot_hi=NC)
         form, order = self.layout[0], self.layout[0] != "segments" and self.layout[1]
         if form == "one":
@@ -275,7 +281,7 @@ class ElasticPrefill:
         """``(entry, head, grid, values, from_call)`` per launch of a call of ``T`` tokens and ``N``
         sequences (``values``: the call's tensors still to fill in), or ``None`` where this
         recording cannot repeat it."""
-        layout, seg_len, seg_max, parts = elastic_layout(T, N, self.HV, self.K)
+        layout, seg_len, seg_max, parts = elastic_layout(T, N, self.HV, self.K, self.varlen)
         schedule = self._schedule(T, N, seg_len, seg_max, parts) if layout == self.layout else None
         if schedule is None:
             return None
@@ -305,7 +311,7 @@ class ElasticPrefill:
         stream = _replay_stream(self.device, self.stream)
         if stream is None:
             return None
-        T, N = q.shape[1], cu_seqlens.shape[0] - 1
+        T, N = q.shape[1], (cu_seqlens.shape[0] - 1 if self.varlen else q.shape[0])
         if T < 1 or N < 1:
             return None
         # The layers of a model run one batch after the other, so a call's counts are usually the
