@@ -23,56 +23,10 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-import prefill_replay_host_cpu as host  # noqa: E402
+import stub_launches  # noqa: E402
 
 from kimiops.kda.kernels import chunk  # noqa: E402
 from kimiops.kda.workspace import empty_cache  # noqa: E402
-
-
-def scratch_spans(entry):
-    """``(start, end)`` of every scratch buffer the workspace holds or retired, and the entry's."""
-    from kimiops.kda import workspace
-    bufs = [e[0] for e in workspace._CACHE.values()] + list(workspace._RETIRED) + list(entry.scratch)
-    return [(b.untyped_storage().data_ptr(), b.untyped_storage().data_ptr() + b.untyped_storage().nbytes())
-            for b in bufs]
-
-
-KERNELS = {k.fn.__name__: k for k in (chunk.chunk_intra_kernel, chunk.chunk_state_kernel, chunk.longest_first_kernel,
-                                        chunk.segment_starts_kernel)}
-
-
-def canonical(call, o, spans):
-    """A stub launch with o's address as ``"o"``, addresses inside scratch as their offset in it and
-    the scratch strides (``s_*``) left out, values and specialization alike: the full path may
-    serve a call from buffers grown since the replay's recording, which holds its own (large
-    enough: the replay checks) with their own strides."""
-    names = KERNELS[call[4]].arg_names
-    options, consts, runtime = call[5]
-    head = (*call[:5], (options, consts, tuple(x for x in runtime if not x[0].startswith("s_"))))
-    out = list(head)
-    for name, x in zip(names, call[6:]):
-        if name.startswith("s_"):
-            x = "stride"
-        elif type(x) is int and x > 1 << 20:
-            if x == o.data_ptr():
-                x = "o"
-            else:
-                for lo, hi in spans:
-                    if lo <= x < hi:
-                        x = ("scratch", x - lo)
-                        break
-        out.append(x)
-    return tuple(out)
-
-
-def first_difference(mine, theirs):
-    if len(mine) != len(theirs):
-        return f"{len(mine)} launches against {len(theirs)}"
-    for i, (a, b) in enumerate(zip(mine, theirs)):
-        if a != b:
-            diff = [(j, x, y) for j, (x, y) in enumerate(zip(a, b)) if x != y]
-            return f"launch {i} ({a[4]}): (position, replay, full path) {diff[:6]}"
-    return "?"
 
 
 def main():
@@ -83,30 +37,7 @@ def main():
     args = p.parse_args()
     rng = random.Random(args.seed)
     calls = []
-    host.stub()
-    import types
-
-    import kimiops.launch as kl
-
-    def launch(kernel, grid, *a, **kw):  # the host tool's stub, launching into ``calls``
-        values = list(a) + [kw[n] for n in kernel.arg_names[len(a):]]
-        key = host_key(kernel, values, kw)
-        tensors = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
-        raw = types.SimpleNamespace(entry=lambda *c: calls.append(c), head=(kernel.fn.__name__, key))
-        gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-        record = getattr(kl._RECORDER, "into", None)
-        if record is not None:
-            record.append((raw, (gx, gy, gz), list(values), tensors, kernel))
-        raw.entry(gx, gy, gz, 77, *raw.head, *[x.data_ptr() if i in tensors else x for i, x in enumerate(values)])
-
-    import inspect
-
-    def host_key(kernel, values, kw):
-        const = [str(q.annotation).endswith("constexpr") for q in inspect.signature(kernel.fn).parameters.values()]
-        return (tuple(kw.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for x, c in zip(values, const) if c),
-                tuple((n, kl.specialization(x)) for n, x, c in zip(kernel.arg_names, values, const) if not c))
-
-    chunk.launch = launch
+    stub_launches.install(calls)
     totals = dict(calls=0, replayed=0, declined=0, mismatches=0, forms=set())
     for sig in range(args.signatures):
         empty_cache()
@@ -165,12 +96,13 @@ def main():
                         print(f"MISMATCH (declined but launched) sig {sig} HV={HV} K={K} lens={lens}")
                 else:
                     totals["replayed"] += 1
-                    spans = scratch_spans(entry)
-                    mine, theirs = [canonical(c, o, spans) for c in calls], [canonical(c, o_full, spans) for c in full]
+                    spans = stub_launches.scratch_spans(entry.scratch)
+                    mine = [stub_launches.canonical(c, {"o": o}, spans) for c in calls]
+                    theirs = [stub_launches.canonical(c, {"o": o_full}, spans) for c in full]
                     if mine != theirs:
                         totals["mismatches"] += 1
                         print(f"MISMATCH sig {sig} HV={HV} H={H} K={K} V={V} state={state} track={track} "
-                              f"lens={lens}: {first_difference(mine, theirs)}")
+                              f"lens={lens}: {stub_launches.first_difference(mine, theirs)}")
                     continue
             if i >= 1:  # recorded on the signature's second call, or when the entry declined
                 bind = []

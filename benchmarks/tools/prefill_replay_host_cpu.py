@@ -11,42 +11,21 @@ cost nothing here, so these are the Python of a replay alone (on the H200 host P
 
     python benchmarks/tools/prefill_replay_host_cpu.py
 """
-import inspect
+import collections
 import os
 import sys
-import types
 
 import torch
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-import kimiops.launch as kl  # noqa: E402
+import stub_launches  # noqa: E402
+
 from kimiops.bench.timing import loop_us  # noqa: E402
 from kimiops.kda.kernels import chunk  # noqa: E402
 from kimiops.kda.workspace import empty_cache  # noqa: E402
 
 K = 128
-
-
-def stub():
-    """Fast launches that record as ``kimiops.launch.launch`` does and launch nothing; CUDA queries
-    answering device 0, stream 77."""
-    kl.FAST_LAUNCH = True
-    torch._C._cuda_getDevice = lambda: 0
-    torch._C._cuda_getCurrentRawStream = lambda dev: 77
-
-    def launch(kernel, grid, *args, **kwargs):
-        values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
-        const = [str(p.annotation).endswith("constexpr") for p in inspect.signature(kernel.fn).parameters.values()]
-        key = (tuple(kwargs.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for x, c in zip(values, const) if c),
-               tuple(kl.specialization(x) for x, c in zip(values, const) if not c))
-        raw = types.SimpleNamespace(entry=lambda *a: None, head=(kernel.fn.__name__, key))
-        record = getattr(kl._RECORDER, "into", None)
-        if record is not None:
-            record.append((raw, (tuple(grid) + (1, 1))[:3], list(values),
-                           tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor)), kernel))
-
-    chunk.launch = launch
-    chunk.supports_pdl = lambda device: True
 
 
 def pool_call(lens, heads, pool):
@@ -63,7 +42,7 @@ def pool_call(lens, heads, pool):
 
 
 def main():
-    stub()
+    stub_launches.install(collections.deque(maxlen=0))  # launches go nowhere: only a replay's Python is timed
     cases = {  # name: heads, the recorded call, the calls timed (new token counts)
         "one part, 1 request": (32, [512], [[64 + 7 * i] for i in range(40)]),
         "one part, 4 requests": (32, [256] * 4, [[32 + i, 40, 100 + 3 * i, 64] for i in range(40)]),

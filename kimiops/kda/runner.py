@@ -376,6 +376,12 @@ def prefill_launch_context(q, k, v, g, beta, initial_state, indices, cu_seqlens,
                             track_chunk_idx)))
 
 
+def on_gpu(q) -> bool:
+    """Whether the eager shortcut may take a call whose q is ``q`` (a tensor on a GPU; host-side
+    tests of the shortcut on CPU tensors with stubbed launches replace this)."""
+    return isinstance(q, torch.Tensor) and q.is_cuda
+
+
 def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,
                use_beta_sigmoid, A_log, dt_bias, lower_bound, state_v_first, cu_seqlens, indices, backend,
                allow_padded_tokens=False, allow_neg_eigval=False, num_accepted=None, pad_slot_id=-1,
@@ -385,7 +391,7 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
     ``eager_key`` (``None`` where the shortcut does not apply: CPU tensors, debug mode,
     ``torch.compile`` tracing, arguments of the wrong type). Prefill keys also hold
     :func:`prefill_launch_context`; ``track_state``, ``track_chunk_idx``: prefill's snapshots."""
-    if not (isinstance(q, torch.Tensor) and q.is_cuda) or torch.compiler.is_compiling() or debug_enabled():
+    if not on_gpu(q) or torch.compiler.is_compiling() or debug_enabled():
         return None, None
     try:
         scalars = eager_scalars(kind, scale, initial_state, output_final_state, use_qk_l2norm, use_gate,

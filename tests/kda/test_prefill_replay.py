@@ -2,6 +2,8 @@
 the launch entry stubbed: which arguments are the call's tensors, which are scratch, and when a
 call cannot be bound. The replay itself runs in the GPU tests of ``test_chunk_kernel.py``."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -223,31 +225,13 @@ def _stub_pipeline_launches(monkeypatch, calls):
     """``chunk``'s launches replaced by a stub that records as ``kimiops.launch.launch`` does and
     "launches" by appending ``(gx, gy, gz, stream, kernel name, specialization key, *values)`` (tensors
     as addresses) to ``calls``, so a replay that picks another compiled variant than the full path
-    would shows in the key; programmatic dependent launch on (the pipelined parts are chained)."""
-    import inspect
-    import types
+    would shows in the key; programmatic dependent launch on (the pipelined parts are chained).
+    (``benchmarks/tools/stub_launches.py``, which the host-side tools share.)"""
+    tools = Path(__file__).resolve().parents[2] / "benchmarks" / "tools"
+    monkeypatch.syspath_prepend(str(tools))
+    import stub_launches
 
-    import kimiops.launch as kl
-    from kimiops.kda.kernels import chunk
-
-    def key(kernel, values, kwargs):  # what ``kl.specialization_key`` holds (the interpreter's kernels lack params)
-        const = [str(p.annotation).endswith("constexpr") for p in inspect.signature(kernel.fn).parameters.values()]
-        return (tuple(kwargs.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for x, c in zip(values, const) if c),
-                tuple(kl.specialization(x) for x, c in zip(values, const) if not c))
-
-    def launch(kernel, grid, *args, **kwargs):
-        values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
-        tensors = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
-        raw = types.SimpleNamespace(entry=lambda *a: calls.append(a),
-                                    head=(kernel.fn.__name__, key(kernel, values, kwargs)))
-        gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-        record = getattr(kl._RECORDER, "into", None)
-        if record is not None:
-            record.append((raw, (gx, gy, gz), list(values), tensors, kernel))
-        raw.entry(gx, gy, gz, 77, *raw.head, *[x.data_ptr() if i in tensors else x for i, x in enumerate(values)])
-
-    monkeypatch.setattr(chunk, "launch", launch)
-    monkeypatch.setattr(chunk, "supports_pdl", lambda device: True)
+    stub_launches.install(calls, monkeypatch.setattr)
 
 
 def _pool_call(lens, H, HV, K, pool, gate=True, track=False, fixed=False):
@@ -568,3 +552,20 @@ def test_elastic_guard_of_one_fixed_length_prompt_leaves_only_its_token_count_fr
     q, k, v, g, beta, state, _, _ = call(50)
     assert runner._elastic_consistent(q, k, v, g, beta, state, None, None, chunked=True)
     assert not runner._elastic_consistent(q, k, v[:, :49], g, beta, state, None, None, chunked=True)
+
+
+def test_eager_prefill_calls_through_the_public_api_make_the_full_paths_launches(monkeypatch):
+    """A short run of ``benchmarks/tools/fuzz_eager_prefill_cpu.py``: random signatures and runs of
+    public ``chunk_kda`` calls (varlen and fixed length, pools, dense states, snapshots, gates,
+    repeated counts, strided and unaligned inputs) through the whole eager shortcut, each against
+    the same call in debug mode (no shortcut): the same launches, and the shortcut taken."""
+    tools = Path(__file__).resolve().parents[2] / "benchmarks" / "tools"
+    monkeypatch.syspath_prepend(str(tools))
+    import fuzz_eager_prefill_cpu
+
+    report = []
+    counts = fuzz_eager_prefill_cpu.fuzz(60, 12, seed=5, out=report.append,
+                                         setattr_=lambda obj, name, value: monkeypatch.setattr(obj, name, value,
+                                                                                               raising=False))
+    assert counts["mismatches"] == 0, report[:3]
+    assert counts["elastic"] > 100 and counts["exact"] > 0, counts
