@@ -436,7 +436,8 @@ def eager_call(kind, q, k, v, g, beta, scale, initial_state, output_final_state,
         elastic = seen_before(("elastic", scalars, q.shape[2:], v.shape[2:], tensors[5].shape[1:]))
     if not (exact or elastic):
         return None, None  # first sighting: the full path, nothing recorded
-    return None, (exact_key, tensors, exact, tuple(declined) if declined else elastic)
+    free = _ELASTIC_VARLEN if cu_seqlens is not None else _ELASTIC_FIXED if kind.chunked else _ELASTIC_BATCH
+    return None, (exact_key, tensors, exact, tuple(declined) if declined else elastic, free)
 
 
 def _elastic_decode(entry, exact_key, tensors, q, k, v, g, beta, initial_state, indices, cu_seqlens, A_log, dt_bias,
@@ -510,7 +511,8 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic
     in ``_elastic``. A varlen prefill call keeps only the elastic one: it repeats the call's own
     shapes as well, and exact entries that no later call of a changing token count matches would
     only add guard checks to every lookup."""
-    exact_key, tensors, exact, wanted = key  # wanted: record an elastic entry (a tuple: those that declined)
+    # wanted: record an elastic entry (a tuple: those that declined); free: what its guard leaves free
+    exact_key, tensors, exact, wanted, free = key
     scalars = exact_key[0]
     elastic = bool(wanted) and elastic_launch is not None
     ht_shape = None if pool or ht is None else (None, *ht.shape[1:])  # None: N of the call
@@ -524,9 +526,6 @@ def remember_eager(key, bound, pool: bool, ht, output_final_state: bool, elastic
             if old.launch.layout == elastic_launch.layout and old in entries:
                 elastic_launch.learn(old.launch)  # the same layout: keep its kernel variants, drop its scratch
                 entries.remove(old)
-        # prefill calls have 13 tensors (the snapshot tensors' places), decode calls 11
-        free = _ELASTIC_VARLEN if tensors[7] is not _ABSENT[2] else _ELASTIC_FIXED if len(tensors) == 13 \
-            else _ELASTIC_BATCH
         guard = tensor_guard(tensors, free)
         if guard is not None:
             _remember(_elastic, scalars, _EagerCall(guard, elastic_launch, pool, ht_shape, bool(output_final_state)))

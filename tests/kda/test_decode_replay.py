@@ -179,13 +179,15 @@ def test_decode_recordings_keep_an_exact_and_an_elastic_entry():
     scalars = ("test-decode-remember",)
     runner.forget_eager()
     try:
-        runner.remember_eager(((scalars, tensors[0].shape, None), tensors, True, True), "bound", True, None, False,
+        runner.remember_eager(((scalars, tensors[0].shape, None), tensors, True, True, runner._ELASTIC_BATCH),
+                              "bound", True, None, False,
                               Launch())
         assert [e.launch for e in runner._eager[(scalars, tensors[0].shape, None)]] == ["bound"]
         old = runner._elastic[scalars][0]
         newer = Launch()
         at64 = runner.eager_tensors(*_batch(64), None, None)
-        runner.remember_eager(((scalars, at64[0].shape, None), at64, False, (old,)), "bound64", True, None, False,
+        runner.remember_eager(((scalars, at64[0].shape, None), at64, False, (old,), runner._ELASTIC_BATCH),
+                              "bound64", True, None, False,
                               newer)
         assert newer.learned == [old.launch] and [e.launch for e in runner._elastic[scalars]] == [newer]
         assert (scalars, at64[0].shape, None) not in runner._eager  # these exact shapes not seen before

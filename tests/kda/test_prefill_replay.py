@@ -413,6 +413,8 @@ def test_elastic_entries_replace_their_layout_and_keep_other_layouts():
     another layout (one request, a batch) stay beside it."""
     from kimiops.kda import runner
 
+    VARLEN = runner._ELASTIC_VARLEN  # the free dimensions of a varlen call's elastic guard
+
     class Launch:
         repeats_recorded_shapes = True  # as ElasticPrefill
 
@@ -428,12 +430,12 @@ def test_elastic_entries_replace_their_layout_and_keep_other_layouts():
     scalars = ("test-signature",)
     runner.forget_eager()
     try:
-        runner.remember_eager(((scalars, 3), tensors, False, True), None, True, None, True, Launch((True, True)))
-        runner.remember_eager(((scalars, 3), tensors, False, True), None, True, None, True, Launch((False, True)))
+        runner.remember_eager(((scalars, 3), tensors, False, True, VARLEN), None, True, None, True, Launch((True, True)))
+        runner.remember_eager(((scalars, 3), tensors, False, True, VARLEN), None, True, None, True, Launch((False, True)))
         batch, single = runner._elastic[scalars][1], runner._elastic[scalars][0]
         assert (batch.launch.layout, single.launch.layout) == ((True, True), (False, True))
         newer = Launch((True, True))
-        runner.remember_eager(((scalars, 3), tensors, False, (single, batch)), None, True, None, True, newer)
+        runner.remember_eager(((scalars, 3), tensors, False, (single, batch), VARLEN), None, True, None, True, newer)
         assert newer.learned == [batch.launch]  # only the entry of its own layout
         assert [e.launch for e in runner._elastic[scalars]] == [newer, single.launch]
         assert runner._eager == {}  # not seen twice with these exact shapes: no exact entry
@@ -448,6 +450,8 @@ def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
     """A varlen call with a dense state: the elastic entry allocates the final state for the
     call's own sequence count; a call recorded only for its exact shapes leaves no elastic entry."""
     from kimiops.kda import runner
+
+    VARLEN = runner._ELASTIC_VARLEN  # the free dimensions of a varlen call's elastic guard
 
     class Launch:
         layout = (True, True)
@@ -465,13 +469,13 @@ def test_elastic_entry_of_a_dense_state_sizes_the_final_state_by_the_call():
     runner.forget_eager()
     try:
         launch = Launch()
-        runner.remember_eager(((scalars, 3), tensors(50, 2), True, False), None, False, torch.empty(2, 2, 8, 8), True,
+        runner.remember_eager(((scalars, 3), tensors(50, 2), True, False, VARLEN), None, False, torch.empty(2, 2, 8, 8), True,
                               launch)
         assert scalars not in runner._elastic and len(runner._eager[(scalars, 3)]) == 1
-        runner.remember_eager(((scalars, 3), tensors(50, 2), False, True), None, False, torch.empty(2, 2, 8, 8), True,
+        runner.remember_eager(((scalars, 3), tensors(50, 2), False, True, VARLEN), None, False, torch.empty(2, 2, 8, 8), True,
                               launch)
         assert len(runner._eager[(scalars, 3)]) == 1  # its exact shapes: the elastic entry covers them
-        runner.remember_eager(((scalars, 3), tensors(60, 2), True, True), None, False, torch.empty(2, 2, 8, 8), True,
+        runner.remember_eager(((scalars, 3), tensors(60, 2), True, True, VARLEN), None, False, torch.empty(2, 2, 8, 8), True,
                               Launch())
         assert len(runner._eager[(scalars, 3)]) == 1 and len(runner._elastic[scalars]) == 2
         entry = runner._elastic[scalars][0]
@@ -490,6 +494,8 @@ def test_elastic_entry_with_snapshots_passes_the_calls_snapshot_tensors(pool):
     on N there too, and the entry hands the launch the call's own two tensors after dt_bias (over
     a pool, and with dense initial and final states)."""
     from kimiops.kda import runner
+
+    VARLEN = runner._ELASTIC_VARLEN  # the free dimensions of a varlen call's elastic guard
 
     class Launch:
         layout = ("one", True, True)
@@ -513,7 +519,7 @@ def test_elastic_entry_with_snapshots_passes_the_calls_snapshot_tensors(pool):
         (q, k, v, g, beta, state, idx, cu), track = call(50, 2)
         tensors = runner.eager_tensors(q, k, v, g, beta, state, idx, cu, None, None, None, track)
         assert len(tensors) == 13
-        runner.remember_eager(((scalars, 3), tensors, False, True), None, pool, None if pool else state, True,
+        runner.remember_eager(((scalars, 3), tensors, False, True, VARLEN), None, pool, None if pool else state, True,
                               Launch())
         entry = runner._elastic[scalars][0]
         (q, k, v, g, beta, state, idx, cu), track = call(90, 5)

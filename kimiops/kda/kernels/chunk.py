@@ -63,6 +63,7 @@ from kimiops.kda.kernels.chunk_layout import (  # noqa: F401 (some re-exported f
     ORDER_MAX_SEQS,
     PIPELINE_CONFIG,
     SUB_CHUNK,
+    chunk_slots,
     cut,
     elastic_layout,
     fits_grid_3d,
@@ -192,12 +193,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
     o = out if out is not None else torch.empty(B, T, HV, V, dtype=v.dtype, device=dev)
     ic = dict(INTRA_CONFIG, **(intra_config or {}))
     is_varlen = cu_seqlens is not None
-    if is_varlen:
-        N, NT = cu_seqlens.numel() - 1, 0
-        NC = varlen_slots(T, N)
-    else:
-        N, NT = B, cdiv(T, C)
-        NC = B * NT
+    N = cu_seqlens.numel() - 1 if is_varlen else B
+    NT, NC = chunk_slots(T, N, is_varlen)
     pc = dict(PIPELINE_CONFIG, **(pipeline_config or {}))
     sc = state_config_for(K)
     sc.update(state_config or {})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from kimiops.intmath import cdiv, next_power_of_2
 
 __all__ = ["CHUNK_SIZE", "SUB_CHUNK", "ORDER_MAX_SEQS", "PIPELINE_CONFIG", "GRID_3D_MAX_SEQS", "segment_count",
-           "segment_layout", "pipeline_parts", "cut", "varlen_slots", "locate_bits", "ordered", "order_block",
+           "segment_layout", "pipeline_parts", "cut", "varlen_slots", "chunk_slots", "locate_bits", "ordered", "order_block",
            "fits_grid_3d",
            "elastic_layout"]
 
@@ -221,6 +221,16 @@ def varlen_slots(T: int, N: int) -> int:
     return T // CHUNK_SIZE + N
 
 
+def chunk_slots(T: int, N: int, varlen: bool) -> tuple[int, int]:
+    """``(NT, NC)`` of a call of ``N`` sequences and ``T`` token rows: chunks per sequence (fixed
+    length; 0 for varlen, where slots follow ``cu_seqlens``) and chunk slots (varlen:
+    :func:`varlen_slots`; fixed length: ``N * NT``, sequence ``b`` owning slots ``b * NT + c``)."""
+    if varlen:
+        return 0, varlen_slots(T, N)
+    NT = cdiv(T, CHUNK_SIZE)
+    return NT, N * NT
+
+
 def locate_bits(N: int) -> int:
     """Steps of stage 1's binary search of a slot's sequence over ``N + 1`` boundaries (``LOG_N``)."""
     return max(1, N.bit_length())
@@ -258,8 +268,7 @@ def elastic_layout(T: int, N: int, HV: int, K: int,
     with its recording: ``("one", ordered, grid_3d)`` (one part; longest-first order, the state
     stage's 3-D grid), ``("parts", ordered, grid_3d)`` (pipelined parts of one long prompt) or
     ``("segments",)`` (few (sequence, head) pairs)."""
-    NC = varlen_slots(T, N) if varlen else N * cdiv(T, CHUNK_SIZE)
-    seg_len, seg_max, parts = cut(1 if varlen else N, T, N, HV, K, NC)
+    seg_len, seg_max, parts = cut(1 if varlen else N, T, N, HV, K, chunk_slots(T, N, varlen)[1])
     if seg_max > 1:
         return ("segments",), seg_len, seg_max, parts
     order = varlen and ordered(N)

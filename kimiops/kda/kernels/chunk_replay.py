@@ -13,8 +13,7 @@ import torch
 
 import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.intmath import cdiv
-from kimiops.kda.kernels.chunk_layout import CHUNK_SIZE, elastic_layout, locate_bits, order_block, varlen_slots
+from kimiops.kda.kernels.chunk_layout import chunk_slots, elastic_layout, locate_bits, order_block
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
 from kimiops.launch import no_launch_hooks, specialization
 
@@ -254,8 +253,7 @@ class ElasticPrefill:
         (``count``: what the role's grid follows), in the full path's order; ``None`` where the
         recording's buffers are too small."""
         caps, HV = self.caps, self.HV
-        NT = 0 if self.varlen else cdiv(T, CHUNK_SIZE)  # chunks per sequence (fixed length)
-        NC = varlen_slots(T, N) if self.varlen else N * NT
+        NT, NC = chunk_slots(T, N, self.varlen)
         if NC > caps["slots"] or N > caps["seqs"]:
             return None
         common = dict(T=T, N=N, NT=NT, LOG_N=locate_bits(N), BLOCK=order_block(N), seg_len=seg_len, seg_max=seg_max,
