@@ -181,7 +181,7 @@ class ElasticPrefill:
     def __init__(self, roles, device, stream, scratch, caps, chain, layout, HV, K, varlen=True):
         self.roles, self.device, self.stream, self.scratch = roles, device, stream, scratch
         self.caps = caps      # {what: capacity} of the recording's buffers (slots, sequences, parts, ...)
-        self.chain = chain    # address of the first part's completion counter (parts), else 0
+        self.chain = chain    # (address, bytes) of the parts' completion counters: the first, one apart
         self.layout, self.HV, self.K, self.varlen = layout, HV, K, varlen
         self.last = None      # (T, N, launches) of the last call repeated
 
@@ -228,10 +228,10 @@ class ElasticPrefill:
                 # without an order buffer (one sequence, or more than the sort takes) only the layout
                 # bounds N (``grid_3d`` in it: the state stage's grid)
                 "seqs": _capacity(plan["order"]) if plan.get("order") is not None else sys.maxsize}
-        chain = 0
+        chain = (0, 0)
         if layout[0] == "parts":
             caps["parts"], caps["carry"] = _capacity(plan["chain"]), _capacity(plan["carry"])
-            chain = plan["chain"].data_ptr()
+            chain = (plan["chain"].data_ptr(), plan["chain"].element_size())
         elif layout[0] == "segments":
             caps["seg_maps"], caps["seg_starts"] = _capacity(plan["seg_maps"]), _capacity(plan["seg_starts"])
         return cls(roles, bound.device, bound.stream, bound.scratch, caps, chain, layout, plan["HV"], plan["K"],
@@ -271,7 +271,7 @@ class ElasticPrefill:
         launches = [("order", common, 1)] if order else []
         for i, (lo, hi) in enumerate(parts):  # stage 1 and the state stage of each part, chained
             part = dict(common, slot_off=lo, n_programs=(hi - lo) * HV, slot_lo=lo, slot_hi=hi,
-                        chain_done=self.chain + 4 * i)  # int32 counters
+                        chain_done=self.chain[0] + self.chain[1] * i)
             launches += [("intra_first" if i == 0 else "intra_chained", part, hi - lo), ("state", part, N)]
         return launches
 
