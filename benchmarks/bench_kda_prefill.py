@@ -14,8 +14,10 @@ What it does:
    candidate (with the default intra config) on B1 T8192 and B8 T1024 (precomputed g), CUDA-graph
    medians; the pair of winners is used for the table and written to the JSON.
 3. Table: cases B1 T8192, B8 T1024, B4 T4096, B1 T32768, varlen 7 sequences totalling 16384; H=HV=32,
-   K=V=128, bf16, q/k L2 norm in kernel, final state output; two gate modes: ``g`` (precomputed log
-   decay) and ``gate`` (softplus gate in kernel on raw logits, A_log, dt_bias). For each: ours eager
+   K=V=128, bf16, q/k L2 norm in kernel, final state output; gate modes (``--modes``): ``g`` (precomputed
+   log decay) and ``gate`` (softplus gate in kernel on raw logits, A_log, dt_bias), the issue's cells; ``lb``
+   (lower-bound gate at -5 in kernel; FLA with ``safe_gate``, its fast path for bounded gates), outside the
+   geomean. For each: ours eager
    and CUDA-graph medians, per-stage graph medians (intra, state), FLA eager and graph medians (FLA
    graph only where it captures; varlen FLA is eager only), speedup (graph vs graph where both exist,
    else eager vs eager), TFLOP/s and % of the memory floor.
@@ -89,6 +91,12 @@ def parse_overrides(text: str) -> dict:
 
 
 # --------------------------------------------------------------------------- inputs
+# gate modes: precomputed log decay, softplus gate in the kernel, lower-bound gate in the kernel
+GATE_OF_MODE = {"g": "none", "gate": "softplus", "lb": "lower_bound"}
+ACCEPTANCE_MODES = ("g", "gate")  # the cells (the geomean); "lb" is reported beside them
+LOWER_BOUND = -5.0
+
+
 def make_case(B, T, mode, lens=None, dtype=torch.bfloat16, seed=0, h=H, hv=HV):
     gen = torch.Generator(device="cuda").manual_seed(seed)
 
@@ -102,7 +110,7 @@ def make_case(B, T, mode, lens=None, dtype=torch.bfloat16, seed=0, h=H, hv=HV):
     A_log = dt_bias = None
     if mode == "g":
         g = torch.nn.functional.logsigmoid(rnd(B, T, hv, K) + 2.0).to(dtype)
-    else:  # raw logits for the softplus gate; exp(A_log) in [1, 16]
+    else:  # raw logits for the softplus gate ("gate") or the lower-bound gate at -5 ("lb"); exp(A_log) in [1, 16]
         g = rnd(B, T, hv, K).to(dtype)
         A_log = torch.log(torch.rand(hv, generator=gen, device="cuda") * 15 + 1)
         dt_bias = rnd(hv * K) * 0.5
@@ -126,8 +134,9 @@ def ours_fn(c, ht, out, intra=None, state=None, stage=None, pipeline=None):
     kwargs = dict(
         scale=K**-0.5, cu_seqlens=c["cu"], h0=None, h0_indices=None, ht=ht, ht_indices=None,
         state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False,
-        gate="none" if c["mode"] == "g" else "softplus", A_log=c["A_log"], dt_bias=c["dt_bias"],
-        lower_bound=None, out=out, intra_config=intra, state_config=state, pipeline_config=pipeline,
+        gate=GATE_OF_MODE[c["mode"]], A_log=c["A_log"], dt_bias=c["dt_bias"],
+        lower_bound=LOWER_BOUND if c["mode"] == "lb" else None, out=out, intra_config=intra, state_config=state,
+        pipeline_config=pipeline,
     )
     args = (c["q"], c["k"], c["v"], c["g"], c["beta"])
     if stage is None:
@@ -145,9 +154,12 @@ def fla_fn(c):
     def run():
         return fla_chunk_kda(
             c["q"], c["k"], c["v"], c["g"], c["beta"], scale=K**-0.5, initial_state=None,
-            output_final_state=True, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=c["mode"] == "gate",
-            A_log=c["A_log"], dt_bias=c["dt_bias"], cu_seqlens=cu,
+            output_final_state=True, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=c["mode"] != "g",
+            A_log=c["A_log"], dt_bias=c["dt_bias"], cu_seqlens=cu, **lb,
         )
+
+    # the lower-bound gate with FLA's fast path for bounded gates (safe_gate: M = 16 tensor-core sub-chunks)
+    lb = dict(safe_gate=True, lower_bound=LOWER_BOUND) if c["mode"] == "lb" else {}
 
     return run
 
@@ -420,7 +432,8 @@ def main():
     ap.add_argument("--state", default="", help="state config override, e.g. BV=64,num_warps=8")
     ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     ap.add_argument("--extra", action="store_true", help="also run EXTRA_CASES (not in the geomean)")
-    ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (in-kernel)")
+    ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (softplus in the kernel), "
+                                                      "lb (lower-bound gate at -5 in the kernel; FLA with safe_gate)")
     ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state", "pipeline", "priority"],
                     help="per-stage ablations / config timings (of one stage if named), then exit")
     ap.add_argument("--rows", default="", help="--ablate: comma-separated label substrings of the rows to run")
@@ -530,7 +543,8 @@ def main():
             row = dict(case=name, mode=mode, B=B, T=T, lens=seq_lens, ours_eager_ms=e_ours, ours_graph_ms=g_ours,
                        intra_graph_ms=g_intra, state_graph_ms=g_state, fla_eager_ms=e_fla, fla_graph_ms=g_fla,
                        speedup=speedup, speedup_basis=basis, tflops=tflops, floor_ms=floor_ms,
-                       pct_of_floor=100 * floor_ms / best, acceptance=name not in EXTRA_NAMES)
+                       pct_of_floor=100 * floor_ms / best,
+                       acceptance=name not in EXTRA_NAMES and mode in ACCEPTANCE_MODES)
             rows.append(row)
             save(complete=False)
 

@@ -1,11 +1,11 @@
 """Where stage 1's instructions are (offline sm_90, no GPU needed): the SASS of
 ``chunk_intra_kernel`` at the default config (H = HV = 32, K = V = 128, bf16, precomputed g or the
-softplus gate), cut at its two K loops into the prologue, pass 1's loop body, what lies between
+softplus or lower-bound gate), cut at its two K loops into the prologue, pass 1's loop body, what lies between
 (scaling, the inverse, pass 2's prologue), pass 2's loop body and the epilogue; per region the
 instruction count and the top opcodes, per warp and program the instructions issued (loop bodies
 times their K / BK trips), and the source lines of pass 1's body with the most instructions.
 
-    python benchmarks/tools/intra_sass_regions.py [--gate]
+    python benchmarks/tools/intra_sass_regions.py [--gate | --lower-bound [--no-diag-anchor]]
 """
 import argparse
 import collections
@@ -34,14 +34,17 @@ LINE = re.compile(r'File "(.*?)", line (\d+)')
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--gate", action="store_true", help="the softplus gate in the kernel (STASH_G as the launcher sets it)")
+    p.add_argument("--lower-bound", action="store_true", help="the lower-bound gate in the kernel")
+    p.add_argument("--no-diag-anchor", action="store_true",
+                   help="with --lower-bound: the diagonal hierarchy instead of the anchored diagonal blocks")
     args = p.parse_args()
-    gate = 1 if args.gate else 0
+    gate = 2 if args.lower_bound else 1 if args.gate else 0
     cfg = ci.INTRA_CONFIG
     K, BK = 128, cfg["BK"]
     const = dict(H=32, HV=32, K=K, C=32, BC=16, BK=BK, BK2=cfg["BK2"], GATE=gate, HAS_A=gate != 0,
                  HAS_DT_BIAS=gate != 0, USE_L2NORM=True, USE_BETA_SIGMOID=False, NEG_EIGVAL=False, IS_VARLEN=False,
                  LOG_N=1, DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=cfg["loop_stages"], ABL=0,
-                 STASH_G=gate != 0 and cfg["stash_g"], PDL=0)
+                 STASH_G=gate != 0 and cfg["stash_g"], DIAG_ANCHOR=gate == 2 and not args.no_diag_anchor, PDL=0)
     kernel, regs = compile_sm90(ci.chunk_intra_kernel, POINTERS, const,
                                 dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], maxnreg=cfg["maxnreg"]))
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
@@ -65,7 +68,7 @@ def main():
     regions = {"prologue": (0, a1), "pass 1 body": (a1, b1), "between (scaling, inverse, pass 2 prologue)": (b1, a2),
                "pass 2 body": (a2, b2), "epilogue": (b2, len(lines))}
     trips = {"pass 1 body": K // BK, "pass 2 body": K // cfg["BK2"]}
-    print(f"chunk_intra_kernel, gate={gate}, {cfg}: {regs}")
+    print(f"chunk_intra_kernel, gate={gate}, DIAG_ANCHOR={const['DIAG_ANCHOR']}, {cfg}: {regs}")
     issued = 0
     for name, (a, b) in regions.items():
         ops = collections.Counter(m.group(2) for x in lines[a:b] if (m := INSTR.search(x)))

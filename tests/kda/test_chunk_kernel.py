@@ -219,6 +219,27 @@ def test_huge_softplus_gates_finite_and_exact(device, intra):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+def test_lower_bound_gate_at_its_bound_anchored_diagonal_finite_and_exact(device):
+    """The lower-bound gate's diagonal blocks factor through one anchor row (``diag_anchor``): with
+    every step at the bound (g = -5: factors up to e^40, masked products up to e^75) on half the
+    channels, g = 0 on the others, and raw q, k of norm ~1e4 (normalized in the kernel), o and the
+    state stay finite and match the fp64 oracle, as the four-level hierarchy does."""
+    inp = make_inputs(1, 100, 1, 2, 64, 32, "lower_bound", torch.float32, device, seed=5, mild=True)
+    logits = torch.full_like(inp["g"], 60.0)  # sigmoid(60 * A) = 1: g = lower_bound = -5
+    logits[..., 1::2] = -60.0                 # sigmoid = 0: g = 0 (no decay)
+    logits[:, 40:60] = inp["g"][:, 40:60]     # and ordinary logits in between
+    inp = dict(inp, g=logits.contiguous(), dt_bias=torch.zeros_like(inp["dt_bias"]),
+               q=(inp["q"] * 1e3).contiguous(), k=(inp["k"] * 1e3).contiguous())
+    g_eff = kda_gate(inp["g"].double().cpu(), inp["A_log"].cpu(), inp["dt_bias"].cpu(), -5.0)
+    assert g_eff.min() == -5.0 and g_eff[:, :16].sum(1).min() == -80.0
+    ro, rs = reference(inp, gate="lower_bound", scale=0.2)
+    for anchor in (True, False):
+        ht = torch.full((1, 2, 64, 32), POISON, device=device)
+        o = run(inp, gate="lower_bound", scale=0.2, ht=ht, intra_config={"diag_anchor": anchor})
+        assert finite(o) and finite(ht)
+        assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3, anchor
+
+
 @pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
 def test_gate_stash_gives_the_bits_of_evaluating_the_gate_twice(device, gate, mild):
     """Pass 1 parks the gated g in the qg / kg scratch for pass 2 (``stash_g``, the default in

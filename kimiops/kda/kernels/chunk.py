@@ -298,6 +298,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
         # the stash parks fp16 halves in the qg / kg tiles: it needs 16-bit storage there
         STASH_G=gate_id != GATE_NONE and bool(ic["stash_g"]) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
+        DIAG_ANCHOR=gate_id == GATE_LOWER_BOUND and bool(ic["diag_anchor"]),
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     if pdl == 2:

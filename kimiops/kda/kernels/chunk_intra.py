@@ -142,8 +142,10 @@ from kimiops.kda.kernels.f16_split import f16_hi_lo
 # stash_g (gate modes only): pass 1 parks the gated g in the qg / kg scratch for pass 2 instead of
 # pass 2 re-running the gate (the gate evaluated twice cost B1 T8192 0.446 vs 0.409 ms with pass 2's
 # gate skipped, timing only: logs_h200_20261130m/r6_ablate_gate.log).
+# diag_anchor (lower-bound gate only): the diagonal blocks by one bounded factorization
+# (``_diag_anchored``) instead of the four-level hierarchy.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
-                "maxnreg": 168, "stash_g": True}
+                "maxnreg": 168, "stash_g": True, "diag_anchor": True}
 INTRA_CANDIDATES = [
     {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BK2": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
@@ -247,11 +249,37 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
 
 
 @triton.jit
+def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
+    """The diagonal blocks with the lower-bound gate (``DIAG_ANCHOR``), where every step's g lies in
+    ``[lower_bound, 0]`` with ``lower_bound >= -5``: inside a block of 16 rows, ``|G_t - G_a| <= 8 * 5 = 40``
+    for the anchor ``a`` = the block's row 8 (DESIGN.md section 1: a bounded gate allows cheaper
+    factorizations). So ``e^{G_i - G_j} = e^{G_i - G_a} e^{G_a - G_j}`` for every pair of the block
+    with factors in ``[e^-40, e^40]``: one ``e^{x}`` and one ``e^{-x}`` per element and one batched
+    dot per score instead of the four levels of ``_diag_level``. The factors times |q|, |k| < 65504
+    stay below 2e22, so the operands are fp32 (tf32 dots, fp32 accumulation: same 11-bit significand
+    as the fp16 operands elsewhere, and the fp32 range, where fp16 would overflow at e^11). Pairs
+    j > i are masked after each dot (their products reach e^75 |q| |k| and may overflow; masked
+    entries never reach the accumulators). ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's
+    first row."""
+    loc = tl.arange(0, BC)[None, :, None]
+    lx_a = tl.sum(tl.where(loc == BC // 2, lx, 0.0), axis=1)        # [NS, BK]
+    e_t = lx - lx_a[:, None, :]                                      # G_t - G_a, in [-40, 40]
+    f_l = tl.exp(e_t)
+    f_r = tl.exp(-e_t)
+    rt = tl.permute(k3 * f_r, (0, 2, 1))                             # [NS, BK, BC]
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    dg_kk += tl.where(ii > jj, tl.dot(k3 * f_l, rt, input_precision="tf32"), 0.0)
+    dg_qk += tl.where(ii >= jj, tl.dot(q3 * f_l, rt, input_precision="tf32"), 0.0)
+    return dg_kk, dg_qk
+
+
+@triton.jit
 def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
                  ssq_q, ssq_k, stash_hi, stash_lo, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
                  C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
                  HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr,
-                 STASH_G: tl.constexpr, ABL: tl.constexpr):
+                 STASH_G: tl.constexpr, DIAG_ANCHOR: tl.constexpr, ABL: tl.constexpr):
     """Pass 1 on the K slice ``[kb, kb + BK)``: accumulates the score blocks and sums of squares;
     with ``STASH_G`` also stores the gated g as fp16 ``hi`` / ``lo`` ``[C, BK]`` at ``stash_hi`` /
     ``stash_lo`` (the chunk's ``[C, K]`` tiles) for pass 2."""
@@ -290,12 +318,16 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
         right_t = tl.trans(right)                                 # [BK, C]
         acc_kk = tl.dot(left_k, right_t, acc_kk)
         acc_qk = tl.dot(left_q, right_t, acc_qk)
-    # diagonal blocks: levels l = 8, 4, 2, 1
-    if (ABL & 2) == 0:
-        g_hi, g_lo = _split_g(g3)
-        for lvl in tl.static_range(LOG_BC):
-            dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
-    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
+    if DIAG_ANCHOR:  # lower-bound gate: the diagonal blocks in one factorization (_diag_anchored)
+        if (ABL & 2) == 0:
+            dg_kk, dg_qk = _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC)
+    else:
+        # diagonal blocks: levels l = 8, 4, 2, 1
+        if (ABL & 2) == 0:
+            g_hi, g_lo = _split_g(g3)
+            for lvl in tl.static_range(LOG_BC):
+                dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
+        dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
 
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
@@ -323,7 +355,7 @@ def chunk_intra_kernel(
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr, NEG_EIGVAL: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, STASH_G: tl.constexpr,
-    ABL: tl.constexpr, PDL: tl.constexpr,
+    DIAG_ANCHOR: tl.constexpr, ABL: tl.constexpr, PDL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
@@ -383,7 +415,7 @@ def chunk_intra_kernel(
         acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
             q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
             ssq_q, ssq_k, stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM,
-            DOT_DT, STASH_G, ABL)
+            DOT_DT, STASH_G, DIAG_ANCHOR, ABL)
     if STASH_G:
         tl.debug_barrier()  # every thread's stash stores before any thread's pass-2 loads
 
