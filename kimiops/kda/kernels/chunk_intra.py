@@ -107,7 +107,7 @@ import triton
 import triton.language as tl
 
 from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
-from kimiops.kda.kernels.f16_split import f16_hi_lo
+from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_rna
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width of pass 1 (scores); BK2: of
@@ -256,8 +256,9 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     factorizations). So ``e^{G_i - G_j} = e^{G_i - G_a} e^{G_a - G_j}`` for every pair of the block
     with factors in ``[e^-40, e^40]``: one ``e^{x}`` and one ``e^{-x}`` per element and one batched
     dot per score instead of the four levels of ``_diag_level``. The factors times |q|, |k| < 65504
-    stay below 2e22, so the operands are fp32 (tf32 dots, fp32 accumulation: same 11-bit significand
-    as the fp16 operands elsewhere, and the fp32 range, where fp16 would overflow at e^11). Pairs
+    stay below 2e22, so the operands are fp32 rounded to tf32 (``tf32_rna``; tf32 dots, fp32
+    accumulation: the 11-bit significand of the fp16 operands elsewhere, with the fp32 range, where
+    fp16 would overflow at e^11). Pairs
     j > i are masked after each dot (their products reach e^75 |q| |k| and may overflow; masked
     entries never reach the accumulators). ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's
     first row."""
@@ -266,11 +267,11 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     e_t = lx - lx_a[:, None, :]                                      # G_t - G_a, in [-40, 40]
     f_l = tl.exp(e_t)
     f_r = tl.exp(-e_t)
-    rt = tl.permute(k3 * f_r, (0, 2, 1))                             # [NS, BK, BC]
+    rt = tl.permute(tf32_rna(k3 * f_r), (0, 2, 1))                   # [NS, BK, BC]
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
-    dg_kk += tl.where(ii > jj, tl.dot(k3 * f_l, rt, input_precision="tf32"), 0.0)
-    dg_qk += tl.where(ii >= jj, tl.dot(q3 * f_l, rt, input_precision="tf32"), 0.0)
+    dg_kk += tl.where(ii > jj, tl.dot(tf32_rna(k3 * f_l), rt, input_precision="tf32"), 0.0)
+    dg_qk += tl.where(ii >= jj, tl.dot(tf32_rna(q3 * f_l), rt, input_precision="tf32"), 0.0)
     return dg_kk, dg_qk
 
 

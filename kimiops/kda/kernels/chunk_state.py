@@ -60,7 +60,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.kernels.f16_split import f16_hi_lo
+from kimiops.kda.kernels.dot_operands import f16_hi_lo
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py --ablate state times candidates.
 # The default is the wide tile, BV 64 with 4 warps (one warpgroup, M = 64 wgmma with register A

@@ -1,0 +1,33 @@
+"""fp32 values as tensor-core operands, rounded to nearest.
+
+* ``f16_hi_lo``: fp32 -> fp16 ``hi + lo``, for exact fp16 tensor-core products of fp32 values.
+  ``hi`` is ``x`` rounded to fp16 and ``lo`` the rounding error, rounded to fp16 again: together
+  about 22 significant bits. Products of either half with an fp16 operand are exact in the tensor
+  cores, which accumulate in fp32. The caller keeps ``x`` inside fp16's range (a clamp or a scale).
+* ``tf32_rna``: fp32 rounded to tf32 (10 stored significand bits), to nearest with ties away from
+  zero. A tf32 ``tl.dot`` (``input_precision="tf32"``) hands the fp32 registers to the MMA as they
+  are (triton 3.6 emits no ``cvt.rna.tf32.f32``: checked in stage 1's sm_90 PTX), and the MMA uses
+  only the tf32 bits, i.e. truncates toward zero, which biases every operand the same way (the bias
+  accumulates along the sum). Rounded first, the operand is exact in tf32. Integer bit operations,
+  so the interpreter computes the same values.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def f16_hi_lo(x):
+    """fp32 ``x`` (within fp16 range) -> fp16 ``(hi, lo)`` with ``hi + lo ~= x`` to ~22 bits."""
+    hi = x.to(tl.float16)
+    return hi, (x - hi.to(tl.float32)).to(tl.float16)
+
+
+@triton.jit
+def tf32_rna(x):
+    """fp32 ``x`` (finite, below 2^127) -> fp32 holding ``x`` rounded to the nearest tf32 value."""
+    bits = x.to(tl.int32, bitcast=True)
+    # add half a tf32 unit (bit 12) to the magnitude, then clear the 13 bits the MMA ignores
+    return ((bits + 0x1000) & -0x2000).to(tl.float32, bitcast=True)
