@@ -6,8 +6,9 @@ What each one does here:
 - ``allow_neg_eigval`` (both ops): ``beta = 2 * sigmoid(logits)``; needs
   ``use_beta_sigmoid_in_kernel=True``, as in FLA. Implemented in the kernels and the torch path.
 - ``safe_gate`` (prefill): FLA's switch to a faster kernel for gates bounded by ``lower_bound``.
-  Our kernels are exact for every gate, so it changes nothing; its argument rule is kept (with
-  ``use_gate_in_kernel`` it needs ``lower_bound``).
+  Our kernels are exact for every gate and take their cheaper factorization for the lower-bound
+  gate in the kernel whether or not it is passed (a precomputed g is never trusted to be bounded),
+  so it changes nothing; its argument rule is kept (with ``use_gate_in_kernel`` it needs ``lower_bound``).
 - ``chunk_size`` (prefill, 32 or 64): FLA's chunk length. The result is the same recurrence at
   either length; ours runs its own chunking, so it changes nothing beyond rounding.
 - ``cu_seqlens_cpu`` (prefill): a host copy of ``cu_seqlens``. Nothing here needs one (metadata

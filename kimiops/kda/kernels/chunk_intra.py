@@ -50,6 +50,10 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   right factor above it), i.e. 4 per element instead of 16 for pairwise, and the sums run on
   tensor cores (batched ``[NS, BC, BK] x [NS, BK, BC]``). The exponent ``-|G_t - G_a|`` is the sum
   of g over the rows between t and a: a product of a 0/1 matrix with g (below).
+* With the lower-bound gate (``DIAG_ANCHOR``: every step's g in ``[lower_bound, 0]``, ``lower_bound
+  >= -5``) the diagonal blocks skip the hierarchy: ``|G_t - G_a| <= 40`` inside a block for its row
+  ``a = 8``, so one factorization through that row with factors in ``[e^-40, e^40]`` (fp32 operands
+  rounded to tf32, ``_diag_anchored``) covers every pair of the block.
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
   steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
   block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores; ``N^2 = 0`` with two sub-chunks).
@@ -69,6 +73,14 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
+
+* Thirty-third session, the lower-bound gate's anchored diagonal (``diag_anchor``; offline sm_90:
+  14,598 -> 12,370 instructions per warp and program, spills 28 -> 0 bytes,
+  ``cpu_checks_20261201_s33/intra_sass_lower_bound.log``): this stage 402.5 -> 394.2 us at B1 T8192,
+  403.3 -> 389.0 at B8 T1024; the whole call 636.4 -> 612.1 and 538.2 -> 523.4 (lower-bound gate at
+  -5 in the kernel, ``logs_h200_20261201l/r2_anchor_ab.log``). Without rounding the operands to
+  tf32 first (run 1: the MMA truncates them) the stage was 1.04x faster but o's error at the issue's
+  shape rose 1.74e-3 -> 1.97e-3; rounded, 1.75e-3.
 
 * Seventeenth session: the gate is evaluated once (``STASH_G``: pass 1 parks the gated g's fp16
   halves in the chunk's qg / kg tiles, pass 2 reads them back before overwriting them): with the
