@@ -240,6 +240,22 @@ def test_lower_bound_gate_at_its_bound_anchored_diagonal_finite_and_exact(device
         assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3, anchor
 
 
+def test_launcher_keeps_the_hierarchy_below_the_anchors_bound(device):
+    """The public ops keep lower_bound in [-5, 0); the launcher itself (``chunk_kda_fwd``) takes the
+    anchored diagonal only there: at -10 (factors up to e^80, which overflow with |q| ~ 1e4) it
+    runs the hierarchy and stays finite and exact."""
+    inp = make_inputs(1, 100, 1, 2, 64, 32, "lower_bound", torch.float32, device, seed=5, mild=True)
+    logits = torch.full_like(inp["g"], 60.0)
+    logits[..., 1::2] = -60.0
+    inp = dict(inp, g=logits.contiguous(), dt_bias=torch.zeros_like(inp["dt_bias"]), lower_bound=-10.0,
+               q=(inp["q"] * 1e4).contiguous(), k=(inp["k"] * 1e4).contiguous())
+    ht = torch.full((1, 2, 64, 32), POISON, device=device)
+    o = run(inp, gate="lower_bound", scale=0.2, ht=ht)
+    ro, rs = reference(inp, gate="lower_bound", scale=0.2)
+    assert finite(o) and finite(ht)
+    assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
+
+
 @pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
 def test_gate_stash_gives_the_bits_of_evaluating_the_gate_twice(device, gate, mild):
     """Pass 1 parks the gated g in the qg / kg scratch for pass 2 (``stash_g``, the default in

@@ -86,6 +86,7 @@ from kimiops.kda.kernels.chunk_state import (
     state_config_for,
 )
 from kimiops.arch import supports_pdl
+from kimiops.validation import LOWER_BOUND_RANGE
 from kimiops.intmath import cdiv
 from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
@@ -298,7 +299,9 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
         # the stash parks fp16 halves in the qg / kg tiles: it needs 16-bit storage there
         STASH_G=gate_id != GATE_NONE and bool(ic["stash_g"]) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
-        DIAG_ANCHOR=gate_id == GATE_LOWER_BOUND and bool(ic["diag_anchor"]),
+        # the anchored diagonal's bound needs every step's g >= -5 (the public ops check lower_bound)
+        DIAG_ANCHOR=gate_id == GATE_LOWER_BOUND and bool(ic["diag_anchor"])
+        and p["lower_bound"] >= LOWER_BOUND_RANGE[0],
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     if pdl == 2:

@@ -270,10 +270,9 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     dot per score instead of the four levels of ``_diag_level``. The factors times |q|, |k| < 65504
     stay below 2e22, so the operands are fp32 rounded to tf32 (``tf32_rna``; tf32 dots, fp32
     accumulation: the 11-bit significand of the fp16 operands elsewhere, with the fp32 range, where
-    fp16 would overflow at e^11). Pairs
-    j > i are masked after each dot (their products reach e^75 |q| |k| and may overflow; masked
-    entries never reach the accumulators). ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's
-    first row."""
+    fp16 would overflow at e^11). Pairs j > i are masked after each dot (their products reach
+    e^75 |q| |k| and may overflow; masked entries never reach the accumulators).
+    ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's first row."""
     loc = tl.arange(0, BC)[None, :, None]
     lx_a = tl.sum(tl.where(loc == BC // 2, lx, 0.0), axis=1)        # [NS, BK]
     e_t = lx - lx_a[:, None, :]                                      # G_t - G_a, in [-40, 40]
