@@ -156,6 +156,10 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_rna
 # gate skipped, timing only: logs_h200_20261130m/r6_ablate_gate.log).
 # diag_anchor (lower-bound gate only): the diagonal blocks by one bounded factorization
 # (``_diag_anchored``) instead of the four-level hierarchy.
+# Thirty-third session (logs_h200_20261201l/r5_regcap_ab.log; graph medians of this stage): maxnreg 144
+# (7 CTAs per SM) loses for precomputed g and the softplus gate (B8 T1024 371.8 -> 391.8 us, 413.0 ->
+# 424.7); the anchored lower-bound variant fits 128 registers (8 bytes of spills) and is within 0.5-1.5%
+# there (389.6 -> 387.4, B1 T8192 395.5 -> 389.6): one cap for all, 168.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168, "stash_g": True, "diag_anchor": True}
 INTRA_CANDIDATES = [
