@@ -219,17 +219,26 @@ def test_huge_softplus_gates_finite_and_exact(device, intra):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+def _inputs_at_the_bound(device, lower_bound, qk_scale, ordinary_rows=None):
+    """Lower-bound-gate inputs (T = 100, one q/k head, two value heads, K = 64, V = 32, fp32) with
+    every step at the bound (logit +60: g = lower_bound) on the even channels and g = 0 (logit -60)
+    on the odd ones, except the ``ordinary_rows`` slice, which keeps random logits; dt_bias 0; raw
+    q, k times ``qk_scale``."""
+    inp = make_inputs(1, 100, 1, 2, 64, 32, "lower_bound", torch.float32, device, seed=5, mild=True)
+    logits = torch.full_like(inp["g"], 60.0)
+    logits[..., 1::2] = -60.0
+    if ordinary_rows is not None:
+        logits[:, ordinary_rows] = inp["g"][:, ordinary_rows]
+    return dict(inp, g=logits.contiguous(), dt_bias=torch.zeros_like(inp["dt_bias"]), lower_bound=lower_bound,
+                q=(inp["q"] * qk_scale).contiguous(), k=(inp["k"] * qk_scale).contiguous())
+
+
 def test_lower_bound_gate_at_its_bound_anchored_diagonal_finite_and_exact(device):
     """The lower-bound gate's diagonal blocks factor through one anchor row (``diag_anchor``): with
     every step at the bound (g = -5: factors up to e^40, masked products up to e^75) on half the
     channels, g = 0 on the others, and raw q, k of norm ~1e4 (normalized in the kernel), o and the
     state stay finite and match the fp64 oracle, as the four-level hierarchy does."""
-    inp = make_inputs(1, 100, 1, 2, 64, 32, "lower_bound", torch.float32, device, seed=5, mild=True)
-    logits = torch.full_like(inp["g"], 60.0)  # sigmoid(60 * A) = 1: g = lower_bound = -5
-    logits[..., 1::2] = -60.0                 # sigmoid = 0: g = 0 (no decay)
-    logits[:, 40:60] = inp["g"][:, 40:60]     # and ordinary logits in between
-    inp = dict(inp, g=logits.contiguous(), dt_bias=torch.zeros_like(inp["dt_bias"]),
-               q=(inp["q"] * 1e3).contiguous(), k=(inp["k"] * 1e3).contiguous())
+    inp = _inputs_at_the_bound(device, -5.0, 1e3, ordinary_rows=slice(40, 60))
     g_eff = kda_gate(inp["g"].double().cpu(), inp["A_log"].cpu(), inp["dt_bias"].cpu(), -5.0)
     assert g_eff.min() == -5.0 and g_eff[:, :16].sum(1).min() == -80.0
     ro, rs = reference(inp, gate="lower_bound", scale=0.2)
@@ -244,11 +253,7 @@ def test_launcher_keeps_the_hierarchy_below_the_anchors_bound(device):
     """The public ops keep lower_bound in [-5, 0); the launcher itself (``chunk_kda_fwd``) takes the
     anchored diagonal only there: at -10 (factors up to e^80, which overflow with |q| ~ 1e4) it
     runs the hierarchy and stays finite and exact."""
-    inp = make_inputs(1, 100, 1, 2, 64, 32, "lower_bound", torch.float32, device, seed=5, mild=True)
-    logits = torch.full_like(inp["g"], 60.0)
-    logits[..., 1::2] = -60.0
-    inp = dict(inp, g=logits.contiguous(), dt_bias=torch.zeros_like(inp["dt_bias"]), lower_bound=-10.0,
-               q=(inp["q"] * 1e4).contiguous(), k=(inp["k"] * 1e4).contiguous())
+    inp = _inputs_at_the_bound(device, -10.0, 1e4)
     ht = torch.full((1, 2, 64, 32), POISON, device=device)
     o = run(inp, gate="lower_bound", scale=0.2, ht=ht)
     ro, rs = reference(inp, gate="lower_bound", scale=0.2)
