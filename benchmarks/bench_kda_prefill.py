@@ -150,6 +150,8 @@ def fla_fn(c):
     if fla_chunk_kda is None:
         return None
     cu = c["cu"].long() if c["cu"] is not None else None
+    # the lower-bound gate with FLA's fast path for bounded gates (safe_gate: M = 16 tensor-core sub-chunks)
+    lb = dict(safe_gate=True, lower_bound=LOWER_BOUND) if c["mode"] == "lb" else {}
 
     def run():
         return fla_chunk_kda(
@@ -157,9 +159,6 @@ def fla_fn(c):
             output_final_state=True, use_qk_l2norm_in_kernel=True, use_gate_in_kernel=c["mode"] != "g",
             A_log=c["A_log"], dt_bias=c["dt_bias"], cu_seqlens=cu, **lb,
         )
-
-    # the lower-bound gate with FLA's fast path for bounded gates (safe_gate: M = 16 tensor-core sub-chunks)
-    lb = dict(safe_gate=True, lower_bound=LOWER_BOUND) if c["mode"] == "lb" else {}
 
     return run
 
