@@ -7,9 +7,11 @@
 * ``tf32_rna``: fp32 rounded to tf32 (10 stored significand bits), to nearest with ties away from
   zero. A tf32 ``tl.dot`` (``input_precision="tf32"``) hands the fp32 registers to the MMA as they
   are (triton 3.6 emits no ``cvt.rna.tf32.f32``: checked in stage 1's sm_90 PTX), and the MMA uses
-  only the tf32 bits, i.e. truncates toward zero, which biases every operand the same way (the bias
-  accumulates along the sum). Rounded first, the operand is exact in tf32. Integer bit operations,
-  so the interpreter computes the same values.
+  only the tf32 bits. The H200 behaves as if it truncated them toward zero, which biases every
+  operand the same way (the bias accumulates along the sum): unrounded, the anchored diagonal of
+  ``chunk_intra`` raised o's error at the issue's shape from 1.74e-3 to 1.97e-3, rounded 1.75e-3
+  (``benchmarks/results/logs_h200_20261201l/`` runs 1 and 2). Rounded first, the operand is exact in
+  tf32. Integer bit operations, so the interpreter computes the same values.
 """
 
 from __future__ import annotations
