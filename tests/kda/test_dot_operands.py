@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_rna
+from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 
 
 @triton.jit
@@ -62,3 +62,21 @@ def test_f16_hi_lo_carries_22_bits(device):
     err = (hi.double() + lo.double() - vals.double()).abs()
     # ~22 significant bits, down to half of fp16's smallest subnormal step (lo's floor)
     assert bool((err <= vals.double().abs() * 2.0 ** -21 + 2.0 ** -25).all())
+
+
+@triton.jit
+def _operand_kernel(x, y, n, PREC: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y + offs, tf32_operand(tl.load(x + offs, mask=m, other=0.0), PREC), mask=m)
+
+
+def test_tf32_operand_rounds_only_for_tf32_dots(device):
+    """A tf32 dot's operand is rounded as ``tf32_rna`` rounds it; "ieee" (and "tf32x3") operands keep every bit."""
+    vals = (torch.randn(1024, generator=torch.Generator().manual_seed(2)) * 50).float().to(device)
+    rounded, _, _ = _apply(vals)
+    for prec, expected in (("tf32", rounded), ("ieee", vals.cpu()), ("tf32x3", vals.cpu())):
+        y = torch.empty_like(vals)
+        _operand_kernel[(4,)](vals, y, vals.numel(), PREC=prec, BLOCK=256)
+        assert torch.equal(y.cpu(), expected), prec
+    assert not torch.equal(rounded, vals.cpu())  # the values are not tf32 already

@@ -68,7 +68,11 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 * Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
   accumulation; the inverse and w use fp32 operands with ``INV_PREC`` (tf32 by default), and so
-  does the state stage's ``u = tb v``.
+  does the state stage's ``u = tb v``. The MMA truncates fp32 operands to tf32 (``dot_operands``);
+  only ``tb`` is stored rounded to nearest (``tf32_operand``): in an interpreter model of the
+  truncation it carries nearly all of the loss (state error 4.20e-4 truncated, 3.01e-4 with tb
+  rounded, 2.91e-4 with the inverse's and w's operands rounded too: w is stored in fp16 anyway;
+  ``benchmarks/results/cpu_checks_20261202_s34/tf32_sites_model.log``).
   Precomputed gates must be log decays (``g <= 0``), as the API documents.
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
@@ -119,7 +123,7 @@ import triton
 import triton.language as tl
 
 from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
-from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_rna
+from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
 # prints the winner, --ablate times variants per stage. BK: K-slice width of pass 1 (scores); BK2: of
@@ -275,7 +279,8 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     stay below 2e22, so the operands are fp32 rounded to tf32 (``tf32_rna``; tf32 dots, fp32
     accumulation: the 11-bit significand of the fp16 operands elsewhere, with the fp32 range, where
     fp16 would overflow at e^11). Pairs j > i are masked after each dot (their products reach
-    e^75 |q| |k| and may overflow; masked entries never reach the accumulators).
+    e^75 |q| |k| and may overflow; masked entries never reach the accumulators). A_qk's diagonal
+    ``q_i . k_i`` (factor e^0, the largest term of its row) is summed in fp32, as the hierarchy does.
     ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's first row."""
     loc = tl.arange(0, BC)[None, :, None]
     lx_a = tl.sum(tl.where(loc == BC // 2, lx, 0.0), axis=1)        # [NS, BK]
@@ -286,7 +291,8 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
     dg_kk += tl.where(ii > jj, tl.dot(tf32_rna(k3 * f_l), rt, input_precision="tf32"), 0.0)
-    dg_qk += tl.where(ii >= jj, tl.dot(tf32_rna(q3 * f_l), rt, input_precision="tf32"), 0.0)
+    dg_qk += tl.where(ii > jj, tl.dot(tf32_rna(q3 * f_l), rt, input_precision="tf32"), 0.0)
+    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
     return dg_kk, dg_qk
 
 
@@ -475,7 +481,7 @@ def chunk_intra_kernel(
     # Tinv diag(beta): the state stage forms u = Tinv (beta v) from v itself (its product does not
     # depend on the state, so it stays off the recurrence's critical path), which spares this stage
     # the v loads and the fp32 u tile (C x V) for a C x C tile
-    tl.store(tb_out + hv64 * s_tb + o_cc, t_inv * b_beta[None, :])
+    tl.store(tb_out + hv64 * s_tb + o_cc, tf32_operand(t_inv * b_beta[None, :], INV_PREC))  # u's operand, rounded
 
     # ---------------------------------------------------------------- pass 2: w, qg, kg, gc
     tri_incl = (rr[None, :] <= rr[:, None]).to(tl.float16)

@@ -44,8 +44,10 @@ chunk slots ``[slot_lo, slot_hi)`` (``PARTED``, the pipelined parts of ``chunk.p
 and leaving the state in fp32 scratch.
 
 Numerics: exponentials were all taken by the intra stage (arguments <= 0). ``u^T = v^T tb^T`` is a
-dot with ``INV_PREC`` (tf32 by default, as stage 1's inverse; v's bf16/fp16 values are exact in
-tf32) and fp32 accumulation. The fp32 left operands
+dot with ``INV_PREC`` (tf32 by default, as stage 1's inverse; its operands exact in tf32: stage 1
+stores tb rounded to nearest, v's bf16 / fp16 values are exact and fp32 v is rounded here by
+``tf32_operand``. Rounding tb here instead made this stage 4-6% slower on the H200,
+``logs_h200_20261202/`` run 2) and fp32 accumulation. The fp32 left operands
 (``S^T``, then ``v'^T``) are scaled row by row so each row's max is 2^14 and split into fp16
 ``hi + lo`` halves (~22-bit significand, no fp16 range issue; a row scale commutes with a left
 product), so every product is an fp16 tensor-core dot with exact products and fp32 accumulation
@@ -60,7 +62,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.kernels.dot_operands import f16_hi_lo
+from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py --ablate state times candidates.
 # The default is the wide tile, BV 64 with 4 warps (one warpgroup, M = 64 wgmma with register A
@@ -201,7 +203,10 @@ def _chunk_step(w, tb, qg, kg, aqk, gc, v, o, s_w, s_tb, s_qg, s_kg, s_aqk, s_gc
     b_at = tl.load(aqk + hv64 * s_aqk + o_cct)                                          # A_qk^T [C, C]
     b_gc = tl.load(gc + hv64 * s_gc + slot * K + rk)
 
-    b_ut = tl.dot(b_vt.to(tl.float32), b_tbt, input_precision=INV_PREC)                 # u^T [BV, C]
+    b_vt32 = b_vt.to(tl.float32)
+    if b_vt.dtype == tl.float32:  # bf16 / fp16 values are exact in tf32, fp32 inputs are rounded
+        b_vt32 = tf32_operand(b_vt32, INV_PREC)
+    b_ut = tl.dot(b_vt32, b_tbt, input_precision=INV_PREC)                              # u^T [BV, C]
 
     s_hi, s_lo, inv_s = _split_f16_rows(b_st, POW2_SCALE)
     w16t = tl.trans(b_w.to(tl.float16))                                                 # [K, C]

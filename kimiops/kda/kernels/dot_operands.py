@@ -12,6 +12,8 @@
   ``chunk_intra`` raised o's error at the issue's shape from 1.74e-3 to 1.97e-3, rounded 1.75e-3
   (``benchmarks/results/logs_h200_20261201l/`` runs 1 and 2). Rounded first, the operand is exact in
   tf32. Integer bit operations, so the interpreter computes the same values.
+* ``tf32_operand``: ``tf32_rna`` where a dot's ``input_precision`` is ``"tf32"``, the value itself
+  for any other precision (``"ieee"`` keeps all fp32 bits, ``"tf32x3"`` splits them itself).
 """
 
 from __future__ import annotations
@@ -33,3 +35,13 @@ def tf32_rna(x):
     bits = x.to(tl.int32, bitcast=True)
     # add half a tf32 unit (bit 12) to the magnitude, then clear the 13 bits the MMA ignores
     return ((bits + 0x1000) & -0x2000).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def tf32_operand(x, PREC: tl.constexpr):
+    """fp32 ``x`` as an operand of a ``tl.dot(..., input_precision=PREC)``: rounded to nearest tf32 for
+    ``PREC == "tf32"``, unchanged otherwise."""
+    if PREC == "tf32":
+        return tf32_rna(x)
+    else:
+        return x
