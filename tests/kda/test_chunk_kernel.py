@@ -261,6 +261,42 @@ def test_launcher_keeps_the_hierarchy_below_the_anchors_bound(device):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+@pytest.mark.parametrize("inv_prec", ["tf32", "ieee"])
+def test_stage1_stores_tb_exact_in_tf32_for_tf32_dots(device, monkeypatch, inv_prec):
+    """The state stage's ``u = tb v`` is a tf32 dot whose MMA truncates fp32 operands, so stage 1
+    stores ``tb = Tinv diag(beta)`` rounded to nearest tf32 (the low 13 bits zero) and, with
+    ``inv_prec="ieee"``, with every fp32 bit."""
+    from kimiops.kda.kernels import chunk as chunk_mod
+
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inv_prec", inv_prec)
+    inp = make_inputs(1, 70, 1, 2, 32, 32, "softplus", torch.float32, device, seed=3, mild=False)
+    plan = plan_for(inp)
+    tb = plan["tb"][:, :plan["NC"]]
+    tb.fill_(1.0 + 2.0 ** -20)  # low bits set: every entry must be overwritten
+    chunk_mod._launch_intra(plan)
+    low = tb.contiguous().view(torch.int32) & 0x1FFF
+    assert finite(tb) and tb.abs().max() > 0.5
+    if inv_prec == "tf32":
+        assert not low.any()
+    else:
+        assert low.count_nonzero() > tb.numel() // 4
+
+
+def test_fp32_v_enters_u_rounded_to_tf32(device):
+    """The state stage rounds fp32 v to nearest tf32 before ``u = tb v`` (bf16 / fp16 v is exact in
+    tf32): v and v rounded on the host (ties away from zero) give the same bits of o and the state."""
+    inp = make_inputs(1, 70, 1, 2, 32, 32, "softplus", torch.float32, device, seed=5, mild=False)
+    bits_v = inp["v"].view(torch.int32)
+    v_tf32 = ((bits_v + 0x1000) & -0x2000).view(torch.float32)
+    assert not torch.equal(v_tf32, inp["v"])
+    outs = []
+    for v in (inp["v"], v_tf32):
+        ht = torch.full((1, 2, 32, 32), POISON, device=device)
+        o = run(dict(inp, v=v), gate="softplus", scale=0.2, ht=ht)
+        outs.append((bits(o), bits(ht)))
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+
+
 @pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
 def test_gate_stash_gives_the_bits_of_evaluating_the_gate_twice(device, gate, mild):
     """Pass 1 parks the gated g in the qg / kg scratch for pass 2 (``stash_g``, the default in

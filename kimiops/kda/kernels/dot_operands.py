@@ -12,7 +12,8 @@
   ``chunk_intra`` raised o's error at the issue's shape from 1.74e-3 to 1.97e-3, rounded 1.75e-3
   (``benchmarks/results/logs_h200_20261201l/`` runs 1 and 2); rounding ``Tinv diag(beta)``, the state
   stage's u operand, took the final state's error there from 3.7-4.5e-4 to 3.0-3.2e-4
-  (``logs_h200_20261202/`` run 3). Rounded first, the operand is exact in tf32. Integer bit operations, so the interpreter computes the same values.
+  (``logs_h200_20261202/`` run 3). Rounded first, the operand is exact in tf32. Integer bit
+  operations, so the interpreter computes the same values.
 * ``tf32_operand``: ``tf32_rna`` where a dot's ``input_precision`` is ``"tf32"``, the value itself
   for any other precision (``"ieee"`` keeps all fp32 bits, ``"tf32x3"`` splits them itself).
 """
