@@ -280,8 +280,8 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     accumulation: the 11-bit significand of the fp16 operands elsewhere, with the fp32 range, where
     fp16 would overflow at e^11). Pairs j > i are masked after each dot (their products reach
     e^75 |q| |k| and may overflow; masked entries never reach the accumulators). A_qk's diagonal
-    ``q_i . k_i`` (factor e^0, the largest term of its row) is summed in fp32, as the hierarchy does.
-    ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's first row."""
+    ``q_i . k_i`` (factor e^0, the largest term of its row) is left to the caller, which sums it in
+    fp32 for both schemes. ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's first row."""
     loc = tl.arange(0, BC)[None, :, None]
     lx_a = tl.sum(tl.where(loc == BC // 2, lx, 0.0), axis=1)        # [NS, BK]
     e_t = lx - lx_a[:, None, :]                                      # G_t - G_a, in [-40, 40]
@@ -292,7 +292,6 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     jj = tl.arange(0, BC)[None, None, :]
     dg_kk += tl.where(ii > jj, tl.dot(tf32_rna(k3 * f_l), rt, input_precision="tf32"), 0.0)
     dg_qk += tl.where(ii > jj, tl.dot(tf32_rna(q3 * f_l), rt, input_precision="tf32"), 0.0)
-    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
     return dg_kk, dg_qk
 
 
@@ -349,7 +348,7 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
             g_hi, g_lo = _split_g(g3)
             for lvl in tl.static_range(LOG_BC):
                 dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
-        dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)
+    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)  # A_qk's diagonal, in fp32
 
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
