@@ -23,6 +23,15 @@ def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     return num / den if den > 0 else num
 
 
+def tf32_rounded(x: torch.Tensor) -> torch.Tensor:
+    """fp32 ``x`` (normal values and zeros) rounded to the nearest tf32 value (11 significant bits),
+    ties away from zero, computed in float64 (a model of the kernels' ``dot_operands.tf32_rna``)."""
+    x64 = x.detach().to(torch.float64)
+    _, exp = torch.frexp(x64)                        # |x| in [2^(exp-1), 2^exp)
+    ulp = torch.ldexp(torch.ones_like(x64), exp - 11)
+    return (torch.sign(x64) * torch.floor(x64.abs() / ulp + 0.5) * ulp).to(torch.float32)
+
+
 @dataclass
 class KDAInputs:
     """One set of KDA inputs. ``g`` is what the op receives: raw logits when ``gate_kwargs`` is

@@ -23,7 +23,7 @@ from kimiops.kda.kernels.chunk_state import (
     STATE_CONFIG_WIDE,
 )
 from kimiops.kda.reference import naive_recurrent_kda
-from kimiops.testing import rel_err
+from kimiops.testing import rel_err, tf32_rounded
 
 HAS_CUDA = torch.cuda.is_available()
 POISON = float("nan")
@@ -286,8 +286,7 @@ def test_fp32_v_enters_u_rounded_to_tf32(device):
     """The state stage rounds fp32 v to nearest tf32 before ``u = tb v`` (bf16 / fp16 v is exact in
     tf32): v and v rounded on the host (ties away from zero) give the same bits of o and the state."""
     inp = make_inputs(1, 70, 1, 2, 32, 32, "softplus", torch.float32, device, seed=5, mild=False)
-    bits_v = inp["v"].view(torch.int32)
-    v_tf32 = ((bits_v + 0x1000) & -0x2000).view(torch.float32)
+    v_tf32 = tf32_rounded(inp["v"].cpu()).to(device)
     assert not torch.equal(v_tf32, inp["v"])
     outs = []
     for v in (inp["v"], v_tf32):

@@ -8,6 +8,7 @@ import triton
 import triton.language as tl
 
 from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
+from kimiops.testing import tf32_rounded
 
 
 @triton.jit
@@ -28,14 +29,6 @@ def _apply(x):
     return y.cpu(), hi.cpu(), lo.cpu()
 
 
-def _tf32_model(v: float) -> float:
-    """``v`` rounded to 11 significant bits, to nearest, ties away from zero (float64 arithmetic)."""
-    if v == 0.0:
-        return 0.0
-    ulp = 2.0 ** (math.floor(math.log2(abs(v))) - 10)
-    return math.copysign(math.floor(abs(v) / ulp + 0.5) * ulp, v)
-
-
 def test_tf32_rna_rounds_to_nearest_ties_away(device):
     """Exact ties go away from zero, their neighbours to the nearest tf32 value, every result is exact in tf32."""
     gen = torch.Generator().manual_seed(0)
@@ -48,8 +41,7 @@ def test_tf32_rna_rounds_to_nearest_ties_away(device):
     vals = torch.cat([ties, -ties, torch.nextafter(ties.float(), torch.tensor(0.0)).double(),
                       torch.nextafter(ties.float(), torch.tensor(math.inf)).double(), rand, torch.zeros(1)]).float()
     y, _, _ = _apply(vals.to(device))
-    expected = torch.tensor([_tf32_model(v) for v in vals.double().tolist()], dtype=torch.float64)
-    assert torch.equal(y.double(), expected)
+    assert torch.equal(y, tf32_rounded(vals))
     assert not (y.view(torch.int32) & 0x1FFF).any()  # exact in tf32: the 13 bits an MMA drops are zero
 
 
