@@ -70,31 +70,37 @@ def main():
     trips = {"pass 1 body": K // BK, "pass 2 body": K // cfg["BK2"]}
     print(f"chunk_intra_kernel, gate={gate}, DIAG_ANCHOR={const['DIAG_ANCHOR']}, {cfg}: {regs}")
     issued = 0
+    weighted = collections.Counter()
     for name, (a, b) in regions.items():
         ops = collections.Counter(m.group(2) for x in lines[a:b] if (m := INSTR.search(x)))
         n = sum(ops.values())
         issued += n * trips.get(name, 1)
+        for op, c in ops.items():
+            weighted[op] += c * trips.get(name, 1)
         print(f"{name}: {n} instructions (x{trips.get(name, 1)} per program); top: {ops.most_common(10)}")
+    print("per warp and program, shared-memory and shuffle traffic: "
+          + ", ".join(f"{op} {weighted[op]}" for op in ("SHFL", "LDS", "LDSM", "STS", "BAR", "MUFU", "HMMA")))
     warps, programs = cfg["num_warps"], 8192
     per_s = 132 * 4 * 1.98e9  # H200: SMs x schedulers x boost clock, one warp instruction per cycle each
     print(f"per warp and program: ~{issued} instructions issued (loop bodies counted once per trip); "
           f"B1 T8192 at 32 heads ({programs} programs of {warps} warps) at one instruction per cycle per "
           f"scheduler: {issued * warps * programs / per_s * 1e3:.3f} ms")
-    src, cur = collections.Counter(), None
-    for x in lines[a1:b1]:
-        m = LINE.search(x)
-        if m:
-            cur = f"{os.path.basename(m.group(1))}:{m.group(2)}"
-        elif INSTR.search(x):
-            src[cur] += 1
-    print("pass 1 body by source line (innermost inlined location):")
-    for where, n in src.most_common(16):
-        text = ""
-        if where and where.startswith("chunk_intra.py:"):
-            no = int(where.split(":")[1])
-            with open(ci.__file__) as fh:
-                text = fh.read().splitlines()[no - 1].strip()
-        print(f"  {n:5d}  {where}  {text[:90]}")
+    for body, (a, b), top in (("pass 1", (a1, b1), 16), ("pass 2", (a2, b2), 10)):
+        src, cur = collections.Counter(), None
+        for x in lines[a:b]:
+            m = LINE.search(x)
+            if m:
+                cur = f"{os.path.basename(m.group(1))}:{m.group(2)}"
+            elif INSTR.search(x):
+                src[cur] += 1
+        print(f"{body} body by source line (innermost inlined location):")
+        for where, n in src.most_common(top):
+            text = ""
+            if where and where.startswith("chunk_intra.py:"):
+                no = int(where.split(":")[1])
+                with open(ci.__file__) as fh:
+                    text = fh.read().splitlines()[no - 1].strip()
+            print(f"  {n:5d}  {where}  {text[:90]}")
 
 
 if __name__ == "__main__":

@@ -269,7 +269,7 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
 
 
 @triton.jit
-def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
+def _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr):
     """The diagonal blocks with the lower-bound gate (``DIAG_ANCHOR``), where every step's g lies in
     ``[lower_bound, 0]`` with ``lower_bound >= -5``: inside a block of 16 rows, ``|G_t - G_a| <= 8 * 5 = 40``
     for the anchor ``a`` = the block's row 8 (DESIGN.md section 1: a bounded gate allows cheaper
@@ -281,10 +281,15 @@ def _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC: tl.constexpr):
     fp16 would overflow at e^11). Pairs j > i are masked after each dot (their products reach
     e^75 |q| |k| and may overflow; masked entries never reach the accumulators). A_qk's diagonal
     ``q_i . k_i`` (factor e^0, the largest term of its row) is left to the caller, which sums it in
-    fp32 for both schemes. ``lx [NS, BC, BK]``: ``G_t`` minus ``G`` at the block's first row."""
-    loc = tl.arange(0, BC)[None, :, None]
-    lx_a = tl.sum(tl.where(loc == BC // 2, lx, 0.0), axis=1)        # [NS, BK]
-    e_t = lx - lx_a[:, None, :]                                      # G_t - G_a, in [-40, 40]
+    fp32 for both schemes. ``g_hi``, ``g_lo [NS, BC, BK]``: fp16 halves of g (``_split_g``).
+    ``G_t - G_a`` is the sum of g over ``(a, t]`` below the anchor and minus the sum over ``(t, a]``
+    above it: a product of a matrix of 0 and +-1 (one sign per row) with g's halves."""
+    ri = tl.arange(0, BC)[:, None]
+    rs = tl.arange(0, BC)[None, :]
+    a: tl.constexpr = BC // 2
+    signed_span = tl.where((ri > a) & (rs > a) & (rs <= ri), 1.0, tl.where((ri < a) & (rs > ri) & (rs <= a), -1.0, 0.0))
+    s_mat = tl.broadcast_to(signed_span.to(tl.float16)[None, :, :], (NS, BC, BC))
+    e_t = tl.dot(s_mat, g_hi, tl.dot(s_mat, g_lo))                   # G_t - G_a, in [-40, 40]
     f_l = tl.exp(e_t)
     f_r = tl.exp(-e_t)
     rt = tl.permute(tf32_rna(k3 * f_r), (0, 2, 1))                   # [NS, BK, BC]
@@ -306,14 +311,13 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     ``stash_lo`` (the chunk's ``[C, K]`` tiles) for pass 2."""
     NS: tl.constexpr = C // BC
     LOG_BC: tl.constexpr = 4  # BC == 16
-    loc = tl.arange(0, BC)[None, :, None]
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
     cols = kb + tl.arange(0, BK)
     b_q, b_k, b_g = _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
                                 H, HV, K, GATE, HAS_A, HAS_DT_BIAS)
+    s_hi, s_lo = _split_g(b_g)
     if STASH_G:
-        s_hi, s_lo = _split_g(b_g)
         o_tile = tl.arange(0, C)[:, None] * K + cols[None, :]
         tl.store(stash_hi + o_tile, s_hi)
         tl.store(stash_lo + o_tile, s_lo)
@@ -322,30 +326,31 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
         ssq_k += tl.sum(b_k * b_k, axis=1)
     q3 = tl.reshape(b_q, (NS, BC, BK))
     k3 = tl.reshape(b_k, (NS, BC, BK))
-    g3 = tl.reshape(b_g, (NS, BC, BK))
-    # Lx = G_t - G_{first row of block}: block-local cumsum without the first row, <= 0
-    lx = tl.cumsum(tl.where(loc == 0, 0.0, g3), axis=1)
+    g_hi = tl.reshape(s_hi, (NS, BC, BK))
+    g_lo = tl.reshape(s_lo, (NS, BC, BK))
     # off-diagonal block (row block 1, column block 0; chunks of 32 have no other):
     # e^{G_i - G_j} = e^{G_i - G_e0} e^{G_e0 - G_j} with e0 the last row of block 0, i.e. the sums of
-    # g over [r1, i] (the left factor) and over (j, e0] (the right factor), both <= 0. Both factors
-    # are taken for every row of the chunk; the product's other blocks are finite and masked later.
+    # g over [r1, i] for a row i of block 1 (the left factor) and over (j, e0] for a row j of block 0
+    # (the right factor), both <= 0 and both inside the row's own block: one batched product of 0/1
+    # matrices (block 1: inclusive prefix, block 0: exclusive suffix) with g's halves gives both
+    # exponents, one exponential per element both factors. Left rows of block 0 and right rows of
+    # block 1 are zero, so the product's other blocks are zero.
     if (ABL & 1) == 0:
-        g_first = tl.sum(tl.where(loc == 0, g3, 0.0), axis=1)     # [NS, BK] g at first row
-        lx_last = tl.min(lx, axis=1)                              # [NS, BK] G_e - G_r
-        e_left = tl.exp(g_first[:, None, :] + lx)
-        left_k = tl.reshape(k3 * e_left, (C, BK)).to(DOT_DT)
-        left_q = tl.reshape(q3 * e_left, (C, BK)).to(DOT_DT)
-        right = tl.reshape(k3 * tl.exp(lx_last[:, None, :] - lx), (C, BK)).to(DOT_DT)
-        right_t = tl.trans(right)                                 # [BK, C]
+        in_b1 = tl.arange(0, NS)[:, None, None] == 1
+        m_off = tl.where(in_b1, jj <= ii, jj > ii).to(tl.float16)             # [NS, BC, BC]
+        f_off = tl.exp(tl.minimum(tl.dot(m_off, g_hi, tl.dot(m_off, g_lo)), 0.0))
+        kf_off = k3 * f_off
+        left_k = tl.reshape(tl.where(in_b1, kf_off, 0.0), (C, BK)).to(DOT_DT)
+        left_q = tl.reshape(tl.where(in_b1, q3 * f_off, 0.0), (C, BK)).to(DOT_DT)
+        right_t = tl.trans(tl.reshape(tl.where(in_b1, 0.0, kf_off), (C, BK)).to(DOT_DT))   # [BK, C]
         acc_kk = tl.dot(left_k, right_t, acc_kk)
         acc_qk = tl.dot(left_q, right_t, acc_qk)
     if DIAG_ANCHOR:  # lower-bound gate: the diagonal blocks in one factorization (_diag_anchored)
         if (ABL & 2) == 0:
-            dg_kk, dg_qk = _diag_anchored(lx, k3, q3, dg_kk, dg_qk, BC)
+            dg_kk, dg_qk = _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC)
     else:
         # diagonal blocks: levels l = 8, 4, 2, 1
         if (ABL & 2) == 0:
-            g_hi, g_lo = _split_g(g3)
             for lvl in tl.static_range(LOG_BC):
                 dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
     dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)  # A_qk's diagonal, in fp32
