@@ -35,12 +35,12 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 * The off-diagonal sub-block (rows of block 1 against columns of block 0: with chunks of 32 there
   is no other) factors through ``e0``, the last row of block 0:
   ``e^{G_i - G_j} = e^{G_i - G_e0} * e^{G_e0 - G_j}``, i.e. the sum of g over ``[r1, i]`` (left
-  factor) and over ``(j, e0]`` (right factor), both <= 0 and both local to the row's own block, so
-  each is taken for every row of the chunk alike and one 2-D tensor-core dot
-  ``[C, BK] x [BK, C]`` per K slice gives the block; the product's other blocks (finite: every
-  factor is <= 1) are masked after pass 1. The exponents come from block-local cumsums of g (the
-  right one a difference of two of them), not from the chunk cumsum, so their error scales with a
-  16-row block's span of g, not the chunk's.
+  factor, rows of block 1) and over ``(j, e0]`` (right factor, rows of block 0), both <= 0 and both
+  inside the row's own block. One batched product of 0/1 matrices with g (block 1: inclusive
+  prefix, block 0: exclusive suffix; see the sums of g below) gives both exponents and one
+  exponential per element both factors; left rows of block 0 and right rows of block 1 are zeroed,
+  so one 2-D tensor-core dot ``[C, BK] x [BK, C]`` per K slice gives the block and zeros elsewhere.
+  The exponents are sums over a 16-row block's span of g, not the chunk's.
 * Diagonal sub-blocks (i >= j inside one block of 16) use a binary hierarchy instead of pairwise
   exponentials: at level ``l`` in (8, 4, 2, 1) the pairs with ``i`` in the lower half and ``j``
   in the upper half of a group of ``2l`` rows factor through the group's middle row ``a``:
@@ -53,18 +53,21 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 * With the lower-bound gate (``DIAG_ANCHOR``: every step's g in ``[lower_bound, 0]``, ``lower_bound
   >= -5``) the diagonal blocks skip the hierarchy: ``|G_t - G_a| <= 40`` inside a block for its row
   ``a = 8``, so one factorization through that row with factors in ``[e^-40, e^40]`` (fp32 operands
-  rounded to tf32, ``_diag_anchored``) covers every pair of the block.
+  rounded to tf32, ``_diag_anchored``) covers every pair of the block. Its exponent ``G_t - G_a``
+  is a sum of g over ``(a, t]`` below the anchor and minus the sum over ``(t, a]`` above it: a
+  product of a matrix of 0 and +-1 (one sign per row) with g.
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
   steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
   block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores; ``N^2 = 0`` with two sub-chunks).
 * ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
   (the last row of ``e^{G}``).
-* Sums of g over row spans (pass 2's cumsums, the hierarchy's exponents) are products of 0/1
-  matrices with ``g = hi + lo`` (fp16 halves, ~22 bits; g clamped at -2^15, where e^g is 0 in fp32
-  anyway) on the tensor cores with fp32 accumulation, clamped at 0 (the split's rounding may leave
-  +1e-12). They replace scans and reductions across lanes and warps, which went through shared
-  memory. Every such sum adds terms of one sign, so the exponents that matter (> -104, below that
-  e^x is 0) are accurate to ~2^-21 relative.
+* Sums of g over row spans (every exponent of this stage) are products of 0/1 matrices with
+  ``g = hi + lo`` (fp16 halves, ~22 bits; g clamped at -2^15, where e^g is 0 in fp32 anyway) on
+  the tensor cores with fp32 accumulation, clamped at 0 (the split's rounding may leave +1e-12;
+  the anchored diagonal's signed sums are bounded by 40 instead). They replace scans and
+  reductions across lanes and warps, which went through shared memory. Every such sum adds terms
+  of one sign, so the exponents that matter (> -104, below that e^x is 0) are accurate to ~2^-21
+  relative.
 * Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
   accumulation; the inverse and w use fp32 operands with ``INV_PREC`` (tf32 by default), and so
@@ -86,6 +89,20 @@ of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29)
   tf32 first (run 1: the MMA truncates them) the stage was 1.04x faster but o's error at the issue's
   shape rose 1.74e-3 -> 1.97e-3; rounded, 1.75e-3.
 
+* Thirty-fifth session: the off-diagonal factors' and the anchored diagonal's exponents as 0/1 (+-1)
+  matrix products like the hierarchy's, instead of a block-local ``tl.cumsum`` of g, a ``tl.sum``
+  and a ``tl.min`` over rows (scans and reductions across lanes: offline sm_90, shuffles per warp
+  and program 1066 -> 298, 1314 -> 298 with the lower-bound gate; instructions 14,178 -> 12,375,
+  15,363 -> 13,680 with the softplus gate, 12,523 -> 9,732 with the lower-bound gate), and one
+  exponential per element for both off-diagonal factors instead of two. Nsight Compute before
+  (``logs_h200_20261202b/r1_ncu_intra_g_hot_lines.txt``, B8 T1024): the reductions' ``a + b`` was
+  the stage's most stalled line (11.5% of the samples). Measured (CUDA-graph medians, alternating
+  processes, ``logs_h200_20261202b/r3_round_ab_*.log``): this stage at B1 T8192 369.8 -> 348.4 us
+  (g), 415.7 -> 375.4 (softplus gate), 396.1 -> 312.0 (lower-bound gate); at B8 T1024 374.8 ->
+  352.0, 413.1 -> 375.5, 396.3 -> 311.8; accuracy at the issue's shape unchanged to four digits.
+  The same products as 2-D ``[C, C] x [C, BK]`` dots (run 2) made precomputed g and the gate
+  *slower* (408.9 and 429 us at B1 T8192): their accumulator layout differs from the hierarchy's
+  batched one, so q and k were held in both layouts (36 bytes of spills).
 * Seventeenth session: the gate is evaluated once (``STASH_G``: pass 1 parks the gated g's fp16
   halves in the chunk's qg / kg tiles, pass 2 reads them back before overwriting them): with the
   gate 0.446 -> 0.415 ms, bits unchanged (``logs_h200_20261130m/r7_ablate_stash.log``).
@@ -287,7 +304,9 @@ def _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.co
     ri = tl.arange(0, BC)[:, None]
     rs = tl.arange(0, BC)[None, :]
     a: tl.constexpr = BC // 2
-    signed_span = tl.where((ri > a) & (rs > a) & (rs <= ri), 1.0, tl.where((ri < a) & (rs > ri) & (rs <= a), -1.0, 0.0))
+    below = (ri > a) & (rs > a) & (rs <= ri)       # (a, t]
+    above = (ri < a) & (rs > ri) & (rs <= a)       # (t, a]
+    signed_span = tl.where(below, 1.0, tl.where(above, -1.0, 0.0))
     s_mat = tl.broadcast_to(signed_span.to(tl.float16)[None, :, :], (NS, BC, BC))
     e_t = tl.dot(s_mat, g_hi, tl.dot(s_mat, g_lo))                   # G_t - G_a, in [-40, 40]
     f_l = tl.exp(e_t)
