@@ -22,7 +22,7 @@ from kimiops.kda.kernels.chunk_state import (
     STATE_CONFIG_NARROW,
     STATE_CONFIG_WIDE,
 )
-from kimiops.kda.reference import naive_recurrent_kda
+from kimiops.kda.reference import intra_chunk_scores, naive_recurrent_kda
 from kimiops.testing import rel_err, tf32_rounded
 
 HAS_CUDA = torch.cuda.is_available()
@@ -294,6 +294,56 @@ def test_fp32_v_enters_u_rounded_to_tf32(device):
         o = run(dict(inp, v=v), gate="softplus", scale=0.2, ht=ht)
         outs.append((bits(o), bits(ht)))
     assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+
+
+def _stage1_reference(inp, *, gate, scale, C=32):
+    """fp64 A_qk and ``tb = (I + A_kk)^-1 diag(beta)`` per chunk, ``[HV, B * NT, C, C]`` like stage 1's
+    scratch (rows past a sequence's end zero), and ``gC = e^{G_C}`` ``[HV, B * NT, K]``, from the
+    preprocessed inputs (gate, l2norm, sigmoid)."""
+    q, k, g, beta = (inp[n].double().cpu() for n in ("q", "k", "g", "beta"))
+    if gate != "none":
+        g = kda_gate(g, inp["A_log"].cpu(), inp["dt_bias"].cpu(), inp["lower_bound"], output_dtype=torch.float64)
+    q, k, beta = l2norm(q), l2norm(k), beta_from_logits(beta)
+    B, T, H, K = q.shape
+    HV = g.shape[2]
+    NT = -(-T // C)
+    pad = lambda x: torch.nn.functional.pad(x, (0, 0) * (x.dim() - 2) + (0, NT * C - T))  # noqa: E731
+    rep = lambda x: x.repeat_interleave(HV // H, dim=2)  # noqa: E731  (q/k head of each value head)
+    # [B, NT*C, HV, D] -> [HV, B * NT, C, D]
+    chunks = lambda x: x.reshape(B, NT, C, HV, -1).permute(3, 0, 1, 2, 4).reshape(HV, B * NT, C, -1)  # noqa: E731
+    qc, kc, gc = chunks(pad(rep(q))), chunks(pad(rep(k))), chunks(pad(g))
+    bc = chunks(pad(beta.unsqueeze(-1)))  # [HV, B * NT, C, 1]
+    G = gc.cumsum(-2)
+    aqk = scale * intra_chunk_scores(qc, kc, G, include_diagonal=True)
+    akk = bc * intra_chunk_scores(kc, kc, G, include_diagonal=False)
+    tb = torch.linalg.inv(torch.eye(C, dtype=torch.float64) + akk) * bc.transpose(-1, -2)
+    return aqk, tb, G[..., -1, :].exp()
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="interpreter only: on the GPU, fp32 score dots run in tf32 (numerics' default)")
+@pytest.mark.parametrize("gate,mild", [("none", True), ("softplus", True), ("softplus", False)])
+def test_stage1_exponents_carry_fp32_precision(device, monkeypatch, gate, mild):
+    """Stage 1's exponents (sums of g over row spans: 0/1-matrix products with g's fp16 halves, ~22
+    bits) leave A_qk, tb and gC at fp32 precision against fp64 once the stage's other roundings are
+    off (fp32 score operands and scratch, ieee inverse): ~1e-7. With g's ``hi`` half alone (~11 bits)
+    in any of the products it is 1e-6 or more. (The lower-bound gate's anchored diagonal rounds its
+    operands to tf32 by design: not covered here.)"""
+    from kimiops.kda.kernels import chunk as chunk_mod
+
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "dot_dtype", "fp32")
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inter_dtype", torch.float32)
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inv_prec", "ieee")
+    inp = make_inputs(1, 70, 1, 2, 32, 32, gate, torch.float32, device, seed=3, mild=mild)
+    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                 use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                 lower_bound=None, out=None, intra_config=None, state_config=None, pipeline_config=None)
+    chunk_mod._launch_intra(plan)
+    ref_aqk, ref_tb, ref_gc = _stage1_reference(inp, gate=gate, scale=0.2)
+    nc = plan["NC"]
+    assert rel_err(plan["aqk"][:, :nc], ref_aqk) < 1e-6
+    assert rel_err(plan["tb"][:, :nc], ref_tb) < 4e-7
+    assert rel_err(plan["gc"][:, :nc], ref_gc) < 1e-6
 
 
 @pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
