@@ -41,7 +41,10 @@ import torch
 import triton
 from triton.testing import do_bench
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checkout_path  # noqa: E402
+
+checkout_path.import_path()
 
 import kimiops  # noqa: E402
 from kimiops.bench.results import write_result  # noqa: E402

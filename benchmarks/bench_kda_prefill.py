@@ -49,7 +49,10 @@ import torch
 import triton
 import triton.testing
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checkout_path  # noqa: E402
+
+checkout_path.import_path()
 
 from kimiops.bench.timing import copy_bandwidth  # noqa: E402
 from kimiops.kda import workspace  # noqa: E402
@@ -445,7 +448,8 @@ def main():
     t_start = time.time()
 
     dev = torch.cuda.get_device_name()
-    print(f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, fla {FLA_VERSION}")
+    print(f"device {dev}, torch {torch.__version__}, triton {triton.__version__}, fla {FLA_VERSION}, "
+          f"kimiops from {os.path.dirname(chunk_mod.__file__)}")
     gate = correctness_gate()
     if not gate["ok"]:
         return 2

@@ -47,7 +47,9 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import checkout_path  # noqa: E402
+
+checkout_path.import_path()
 
 import kimiops  # noqa: E402
 from bench_kda_decode import GRAPH_CALLS, versions  # noqa: E402

@@ -5,6 +5,7 @@ from whichever ``kimiops`` is first on the path, so two trees can be compared ru
 """
 import argparse
 
+import kimiops  # first: the tree on PYTHONPATH (bench_kda_prefill only adds its checkout when none is)
 from bench_kda_prefill import bench_graph, ours_fn, warm_case
 
 CASES = {"B1_T8192": (1, 8192), "B8_T1024": (8, 1024), "B4_T4096": (4, 4096)}
@@ -17,8 +18,6 @@ def main() -> None:
     p.add_argument("--rep", type=int, default=20)
     p.add_argument("--label", default="")
     args = p.parse_args()
-    import kimiops
-
     print(f"{args.label}: kimiops from {kimiops.__file__}", flush=True)
     for name in args.cases.split(","):
         B, T = CASES[name]

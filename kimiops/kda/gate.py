@@ -83,11 +83,12 @@ def kda_gate(
 # The hardware's approximate log2 (``lg2.approx``, via libdevice's fast_logf) instead of the
 # libdevice ``logf`` polynomial (~20 instructions per element, which made the in-kernel gate a
 # measurable share of the intra stage); Triton's interpreter has no libdevice, so it takes tl.log.
-# Measured and not kept (branch exp/fast-exp-div): e^x as exp2(x log2 e) (ex2.approx.ftz, 2 instead of
-# 5 instructions per element) and div.approx.ftz (3 instead of 9) here and in the kernels cut the
-# SASS of stage 1 by 5% (8% with the gate) and of the decode kernel by 6% but changed no time:
-# stage 1 0.360 / 0.422 ms (g / gate, B1 T8192) against 0.360 / 0.423
-# (benchmarks/results/logs_h200_20261130i/r7_prefill_stage_times.log, offline_math_sass_20261130i.log).
+# Not kept (branch exp/fast-exp-div): e^x as exp2(x log2 e) (ex2.approx.ftz, 2 instead of 5
+# instructions per element) and div.approx.ftz (3 instead of 9) here and in the kernels cut the SASS
+# of stage 1 by 5% (8% with the gate) and of the decode kernel by 6% (offline_math_sass_20261130i.log).
+# Its stage-1 timing (logs_h200_20261130i/r7_prefill_stage_times.log, "no change") is void: both
+# labels imported the same tree (benchmarks/checkout_path.py); stage 1's exponentials alone are a
+# candidate again (benchmarks/results/cpu_checks_20261202_s35/candidate_exp_ftz.patch).
 _FAST_LOG = tl.constexpr(not interpreter_enabled())
 
 
