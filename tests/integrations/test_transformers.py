@@ -21,8 +21,31 @@ import kimiops  # noqa: E402
 import kimiops.integrations.transformers as kt  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
+
+
+def import_modeling_with_torch_fallback():
+    """transformers' Kimi-Linear modeling module, imported with flash-linear-attention hidden.
+
+    transformers wraps its KDA functions in ``use_kernel_func_from_hub_with_fallback(..., "fla")``,
+    which binds FLA's Triton kernels, once at import, wherever ``fla`` imports (on the GPU machines,
+    where FLA is the benchmarks' comparator). The tests here compare kimiops with transformers' own
+    torch path, so ``fla`` is hidden while the module is first imported (a module imported before
+    keeps what it bound). FLA's kernels also took minutes to compile there, which stopped the GPU
+    tests at their time limit (benchmarks/results/logs_h200_20261202b, run 1)."""
+    hidden = {n: m for n, m in sys.modules.items() if n == "fla" or n.startswith("fla.")}
+    for n in hidden:
+        del sys.modules[n]
+    sys.modules["fla"] = None  # import fla -> ImportError
+    try:
+        from transformers.models.kimi_linear import modeling_kimi_linear
+    finally:
+        del sys.modules["fla"]
+        sys.modules.update(hidden)
+    return modeling_kimi_linear
+
+
 try:
-    from transformers.models.kimi_linear import modeling_kimi_linear as M
+    M = import_modeling_with_torch_fallback()
     from transformers import KimiLinearConfig, KimiLinearForCausalLM
 except ImportError:  # pragma: no cover
     pytest.skip(f"transformers {transformers.__version__} has no Kimi-Linear", allow_module_level=True)
@@ -179,6 +202,43 @@ def test_importing_kimiops_does_not_import_transformers():
             "sys.exit(1 if 'transformers' in sys.modules else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr or "importing kimiops imported transformers"
+
+
+_FAKE_FLA_KDA = """
+def chunk_kda(*args, **kwargs):
+    raise RuntimeError("fake fla called")
+
+
+fused_recurrent_kda = chunk_kda
+"""
+
+_CALL_CHUNK = """
+import torch
+q = k = v = g = torch.zeros(1, 64, 2, 16)
+beta = torch.zeros(1, 64, 2)
+try:
+    M.chunk_kimi_delta_attention(q, k, v, g, beta)
+    print("torch path")
+except RuntimeError as e:
+    print(e)
+"""
+
+
+def test_fallback_is_transformers_torch_path_even_with_fla_importable(tmp_path):
+    """With an importable ``fla`` (a stand-in whose KDA functions raise), a plain import of the modeling
+    module binds it as the fallback; the import these tests use keeps transformers' torch path."""
+    pkg = tmp_path / "fla" / "ops" / "kda"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "fla", tmp_path / "fla" / "ops"):
+        (d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text(_FAKE_FLA_KDA)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.dirname(__file__)]))
+    plain = "from transformers.models.kimi_linear import modeling_kimi_linear as M\n" + _CALL_CHUNK
+    guarded = ("import fla, test_transformers\nM = test_transformers.M\n"
+               "assert sys.modules['fla'] is fla  # restored after the import\n" + _CALL_CHUNK)
+    outs = [subprocess.run([sys.executable, "-c", "import sys\n" + code], capture_output=True, text=True, env=env)
+            for code in (plain, guarded)]
+    assert [r.stdout.strip() for r in outs] == ["fake fla called", "torch path"], [r.stderr[-2000:] for r in outs]
 
 
 # --------------------------------------------------------------------------- numerics
