@@ -232,7 +232,9 @@ def test_fallback_is_transformers_torch_path_even_with_fla_importable(tmp_path):
     for d in (tmp_path / "fla", tmp_path / "fla" / "ops"):
         (d / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text(_FAKE_FLA_KDA)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.path.dirname(__file__)]))
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    path = [str(tmp_path), os.path.dirname(__file__)] + inherited
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))  # the stand-in first, ahead of any real fla
     plain = "from transformers.models.kimi_linear import modeling_kimi_linear as M\n" + _CALL_CHUNK
     guarded = ("import fla, test_transformers\nM = test_transformers.M\n"
                "assert sys.modules['fla'] is fla  # restored after the import\n" + _CALL_CHUNK)
