@@ -76,8 +76,9 @@ def with_slow_decay(inp, seed=0):
     return dict(inp, g=g.to(inp["g"].device, inp["g"].dtype), A_log=None, dt_bias=None, lower_bound=None)
 
 
-def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False, l2=True, allow_neg_eigval=False):
-    """fp64 naive recurrence on the preprocessed inputs (gate, l2norm, sigmoid applied in fp64)."""
+def preprocessed(inp, *, gate, l2=True, allow_neg_eigval=False):
+    """fp64 CPU ``q, k, v, g, beta`` as the kernels see them after their preprocessing (gate, l2norm,
+    sigmoid applied in fp64)."""
     q, k, v, g, beta = (inp[n].double().cpu() for n in ("q", "k", "v", "g", "beta"))
     if gate != "none":
         g = kda_gate(g, inp["A_log"].cpu() if inp["A_log"] is not None else None,
@@ -85,7 +86,12 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
                      inp["lower_bound"], output_dtype=torch.float64)
     if l2:
         q, k = l2norm(q), l2norm(k)
-    beta = beta_from_logits(beta, allow_neg_eigval)
+    return q, k, v, g, beta_from_logits(beta, allow_neg_eigval)
+
+
+def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False, l2=True, allow_neg_eigval=False):
+    """fp64 naive recurrence on the preprocessed inputs (``preprocessed``)."""
+    q, k, v, g, beta = preprocessed(inp, gate=gate, l2=l2, allow_neg_eigval=allow_neg_eigval)
     o, ht = naive_recurrent_kda(
         q, k, v, g, beta, scale=scale, initial_state=None if h0 is None else h0.double().cpu(),
         output_final_state=True, cu_seqlens=None if cu_seqlens is None else cu_seqlens.cpu(),
@@ -299,11 +305,8 @@ def test_fp32_v_enters_u_rounded_to_tf32(device):
 def _stage1_reference(inp, *, gate, scale, C=32):
     """fp64 A_qk and ``tb = (I + A_kk)^-1 diag(beta)`` per chunk, ``[HV, B * NT, C, C]`` like stage 1's
     scratch (rows past a sequence's end zero), and ``gC = e^{G_C}`` ``[HV, B * NT, K]``, from the
-    preprocessed inputs (gate, l2norm, sigmoid)."""
-    q, k, g, beta = (inp[n].double().cpu() for n in ("q", "k", "g", "beta"))
-    if gate != "none":
-        g = kda_gate(g, inp["A_log"].cpu(), inp["dt_bias"].cpu(), inp["lower_bound"], output_dtype=torch.float64)
-    q, k, beta = l2norm(q), l2norm(k), beta_from_logits(beta)
+    preprocessed inputs (``preprocessed``)."""
+    q, k, _, g, beta = preprocessed(inp, gate=gate)
     B, T, H, K = q.shape
     HV = g.shape[2]
     NT = -(-T // C)
