@@ -225,6 +225,31 @@ def test_huge_softplus_gates_finite_and_exact(device, intra):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+def test_gate_regimes_differ_between_k_slices(device):
+    """Precomputed g whose four 16-channel K slices (stage 1's BK) sit in different regimes: mild
+    (logsigmoid), huge (-100 .. -3000 per step), and a constant step just inside (-2.4) and just
+    outside (-2.6) 40 per 16-row block, the anchored diagonal's bound; the regimes rotate between
+    the chunks, and the last chunk is partial. A kernel that picks its factorization per slice
+    (``cpu_checks_20261202_s35/candidate_bounded_span_switch.patch``) takes both branches in one
+    call here."""
+    T, K = 90, 64
+    inp = make_inputs(1, T, 1, 2, K, 32, "none", torch.float32, device, seed=13, mild=True)
+    gen = torch.Generator().manual_seed(13)
+    regimes = [torch.nn.functional.logsigmoid(torch.randn(T, 2, 16, generator=gen) + 2.0),
+               -torch.empty(T, 2, 16).uniform_(100.0, 3000.0, generator=gen),
+               torch.full((T, 2, 16), -2.4), torch.full((T, 2, 16), -2.6)]
+    g = torch.empty(1, T, 2, K)
+    for c in range(0, T, 32):  # chunk c // 32 rotates the regimes by one slice
+        for s_ in range(4):
+            g[0, c:c + 32, :, s_ * 16:(s_ + 1) * 16] = regimes[(s_ + c // 32) % 4][c:c + 32]
+    inp["g"] = g.to(device)
+    ht = torch.full((1, 2, K, 32), POISON, device=device)
+    o = run(inp, gate="none", scale=K**-0.5, ht=ht)
+    ro, rs = reference(inp, gate="none", scale=K**-0.5)
+    assert finite(o) and finite(ht)
+    assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3, (rel_err(o, ro), rel_err(ht, rs))
+
+
 def _inputs_at_the_bound(device, lower_bound, qk_scale, ordinary_rows=None):
     """Lower-bound-gate inputs (T = 100, one q/k head, two value heads, K = 64, V = 32, fp32) with
     every step at the bound (logit +60: g = lower_bound) on the even channels and g = 0 (logit -60)
