@@ -257,6 +257,19 @@ def _split_g(x):
 
 
 @triton.jit
+def _span_sums(spans, g_hi, g_lo):
+    """Sums of g over row spans: ``spans`` (fp16, 0/1, or 0/+-1 with one sign per row) times g's fp16
+    halves (``_split_g``) on the tensor cores, exact products with fp32 accumulation (module notes)."""
+    return tl.dot(spans, g_hi, tl.dot(spans, g_lo))
+
+
+@triton.jit
+def _log_decay(spans, g_hi, g_lo):
+    """``_span_sums`` over spans of g <= 0 alone, clamped at 0 (the split's rounding may leave +1e-12)."""
+    return tl.minimum(_span_sums(spans, g_hi, g_lo), 0.0)
+
+
+@triton.jit
 def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
                 ELL: tl.constexpr, DOT_DT: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
@@ -270,7 +283,7 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
     a = (ri // GRP) * GRP + ELL
     span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
     e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
-    f3 = tl.exp(tl.minimum(tl.dot(e_mat, g_hi, tl.dot(e_mat, g_lo)), 0.0))
+    f3 = tl.exp(_log_decay(e_mat, g_hi, g_lo))
     loc = tl.arange(0, BC)[None, :, None]
     lower = (loc % GRP) >= ELL
     kf = k3 * f3
@@ -308,7 +321,7 @@ def _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.co
     above = (ri < a) & (rs > ri) & (rs <= a)       # (t, a]
     signed_span = tl.where(below, 1.0, tl.where(above, -1.0, 0.0))
     s_mat = tl.broadcast_to(signed_span.to(tl.float16)[None, :, :], (NS, BC, BC))
-    e_t = tl.dot(s_mat, g_hi, tl.dot(s_mat, g_lo))                   # G_t - G_a, in [-40, 40]
+    e_t = _span_sums(s_mat, g_hi, g_lo)                              # G_t - G_a, in [-40, 40]
     f_l = tl.exp(e_t)
     f_r = tl.exp(-e_t)
     rt = tl.permute(tf32_rna(k3 * f_r), (0, 2, 1))                   # [NS, BK, BC]
@@ -357,7 +370,7 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     if (ABL & 1) == 0:
         in_b1 = tl.arange(0, NS)[:, None, None] == 1
         m_off = tl.where(in_b1, jj <= ii, jj > ii).to(tl.float16)             # [NS, BC, BC]
-        f_off = tl.exp(tl.minimum(tl.dot(m_off, g_hi, tl.dot(m_off, g_lo)), 0.0))
+        f_off = tl.exp(_log_decay(m_off, g_hi, g_lo))
         kf_off = k3 * f_off
         left_k = tl.reshape(tl.where(in_b1, kf_off, 0.0), (C, BK)).to(DOT_DT)
         left_q = tl.reshape(tl.where(in_b1, q3 * f_off, 0.0), (C, BK)).to(DOT_DT)
@@ -525,8 +538,8 @@ def chunk_intra_kernel(
         # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
         # g = hi + lo with fp32 accumulation (exact products, ~22-bit g); g >= -2^15 keeps hi finite
         # and changes nothing (e^-32768 is 0 in fp32 already)
-        g_cum = tl.minimum(tl.dot(tri_incl, g_hi, tl.dot(tri_incl, g_lo)), 0.0)
-        g_rest = tl.minimum(tl.dot(tri_after, g_hi, tl.dot(tri_after, g_lo)), 0.0)
+        g_cum = _log_decay(tri_incl, g_hi, g_lo)
+        g_rest = _log_decay(tri_after, g_hi, g_lo)
         e_g = tl.exp(g_cum)
         e_kg = tl.exp(g_rest)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
