@@ -487,6 +487,9 @@ def chunk_intra_kernel(
     row_kk = b_beta * rk
     row_qk = scale * rq
     rr = tl.arange(0, C)
+    # acc_* are exact zeros outside the off-diagonal block already; without this mask the stage
+    # compiled worse (sm_90: spills 64 -> 68 bytes with g, 44 -> 68 with the gate, 0 -> 4 with the
+    # lower bound; cpu_checks_20261202_s35/review_off_block_mask.log), so it stays
     off_blk = (rr[:, None] >= BC) & (rr[None, :] < BC)
     a_off_kk = tl.where(off_blk, acc_kk, 0.0) * row_kk[:, None] * rk[None, :]
     a_off_qk = tl.where(off_blk, acc_qk, 0.0) * row_qk[:, None] * rk[None, :]
