@@ -112,13 +112,13 @@ def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None,
     )
 
 
-def plan_for(inp, *, ht=None, state_config=None, pipeline_config=None):
-    """The launcher's plan (``chunk._plan``: configs, parts, scratch) for a softplus-gate call on
-    ``inp`` without launching anything."""
+def plan_for(inp, *, gate="softplus", ht=None, state_config=None, pipeline_config=None):
+    """The launcher's plan (``chunk._plan``: configs, parts, scratch) for a call on ``inp`` with
+    ``gate`` (scale 0.2, q/k L2 norm, beta sigmoid) without launching anything."""
     return _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
                  h0_indices=None, ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-                 lower_bound=None, out=None, intra_config=None, state_config=state_config,
+                 use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                 lower_bound=inp["lower_bound"], out=None, intra_config=None, state_config=state_config,
                  pipeline_config=pipeline_config)
 
 
@@ -362,10 +362,7 @@ def test_stage1_exponents_carry_fp32_precision(device, monkeypatch, gate, mild):
     monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inter_dtype", torch.float32)
     monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inv_prec", "ieee")
     inp = make_inputs(1, 70, 1, 2, 32, 32, gate, torch.float32, device, seed=3, mild=mild)
-    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
-                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
-                 lower_bound=None, out=None, intra_config=None, state_config=None, pipeline_config=None)
+    plan = plan_for(inp, gate=gate)
     chunk_mod._launch_intra(plan)
     ref_aqk, ref_tb, ref_gc = _stage1_reference(inp, gate=gate, scale=0.2)
     nc = plan["NC"]
