@@ -83,12 +83,11 @@ def kda_gate(
 # The hardware's approximate log2 (``lg2.approx``, via libdevice's fast_logf) instead of the
 # libdevice ``logf`` polynomial (~20 instructions per element, which made the in-kernel gate a
 # measurable share of the intra stage); Triton's interpreter has no libdevice, so it takes tl.log.
-# Not kept (branch exp/fast-exp-div): e^x as exp2(x log2 e) (ex2.approx.ftz, 2 instead of 5
-# instructions per element) and div.approx.ftz (3 instead of 9) here and in the kernels cut the SASS
-# of stage 1 by 5% (8% with the gate) and of the decode kernel by 6% (offline_math_sass_20261130i.log).
-# Its stage-1 timing (logs_h200_20261130i/r7_prefill_stage_times.log, "no change") is void: both
-# labels imported the same tree (benchmarks/checkout_path.py); stage 1's exponentials alone are a
-# candidate again (benchmarks/results/cpu_checks_20261202_s35/candidate_exp_ftz.patch).
+# Stage 1's exponentials of log decays are ``ex2.approx.ftz`` (``chunk_intra._exp_ftz``; 2 instead of
+# 5 SASS instructions per element): stage 1 at B1 T8192 with precomputed g 347.6 -> 331.8 us, the
+# softplus and lower-bound gates within 1% (logs_h200_20261202c/r1_round_ab_*.log). This gate's own
+# exponentials keep ``tl.exp`` (the same change here and in the decode kernel, with div.approx.ftz, was
+# timed in the thirteenth session by an A/B that loaded one tree under both labels: not measured).
 _FAST_LOG = tl.constexpr(not interpreter_enabled())
 
 
