@@ -22,8 +22,8 @@ for step in "${steps[@]}"; do
   case $step in
     # tests run without fla-core on the path: transformers would bind FLA's kernels as its
     # "fallback" (and spend minutes compiling them) instead of its torch reference
-    # TEST_MARK= (empty) runs every test, also those that take the `device` fixture without the
-    # gpu marker (they run on CUDA when present; `-m gpu` deselects them)
+    # TEST_MARK= (empty) also runs the tests that take the `device` fixture without the gpu marker
+    # (on CUDA; `-m gpu` deselects them); CPU-only tests skip on CUDA (tests/conftest.py)
     tests) PYTHONPATH=$NOFLA timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q ${TEST_MARK-"-m gpu"} ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
            tail -6 "$OUT/pytest_gpu.log" ;;
     demo) (time python3 -m kimiops.cli demo --no-progress) > "$OUT/demo.log" 2>&1; cat "$OUT/demo.log" ;;
