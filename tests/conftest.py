@@ -34,3 +34,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def device():
+    """Device of the kernel tests: CUDA when present, else CPU (Triton interpreter)."""
+    return torch.device("cuda" if HAS_CUDA else "cpu")
+
+
+@pytest.fixture
+def cuda_queries(monkeypatch):
+    """The fast launch path on (``kimiops.launch.FAST_LAUNCH``) with the raw CUDA queries it makes
+    stubbed: the current device is ``cuda_queries.device`` (0) and its current stream
+    ``cuda_queries.stream`` (77); change them to simulate a switch. For host-side tests of launch
+    bookkeeping on CPU tensors."""
+    import types
+
+    import kimiops.launch as fast_launch
+
+    state = types.SimpleNamespace(device=0, stream=77)
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: state.device, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: state.stream, raising=False)
+    return state
