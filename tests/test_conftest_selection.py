@@ -7,7 +7,8 @@ from pathlib import Path
 
 def _conftest():
     want = Path(__file__).with_name("conftest.py").resolve()
-    return next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) and Path(m.__file__).resolve() == want)
+    loaded = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None)]
+    return next(m for m in loaded if Path(m.__file__).resolve() == want)
 
 
 class _Item:

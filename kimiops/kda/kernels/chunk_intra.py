@@ -77,6 +77,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   rounded, 2.91e-4 with the inverse's and w's operands rounded too: w is stored in fp16 anyway;
   ``benchmarks/results/cpu_checks_20261202_s34/tf32_sites_model.log``).
   Precomputed gates must be log decays (``g <= 0``), as the API documents.
+* Exponentials of log decays are ``ex2.approx.ftz`` (``_exp_ftz``): results below 2^-126 flush to
+  zero, where the fp16 operands they scale are zero anyway (H200, stage 1 with precomputed g 4.5%
+  faster than ``tl.exp``; ``benchmarks/results/logs_h200_20261202c/r1_means.log``).
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
@@ -252,7 +255,8 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 @triton.jit
 def _exp_ftz(x):
     """``e^x`` as ``2^(x log2 e)``: ``ex2.approx.ftz``, 2 SASS instructions per element against 5 for
-    ``tl.exp``, whose ``ex2.approx`` keeps denormal results (``offline_math_sass_20261130i.log``).
+    ``tl.exp``, whose ``ex2.approx`` keeps denormal results
+    (``benchmarks/results/offline_math_sass_20261130i.log``).
     Results below 2^-126 flush to 0: every factor of this stage is an fp16 operand (0 there anyway),
     a tf32 operand bounded below by e^-40 (``_diag_anchored``), or ``gC``, which multiplies a state."""
     return tl.exp2(x * 1.4426950408889634)
