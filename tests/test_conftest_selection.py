@@ -1,14 +1,7 @@
 """Which tests a run selects: CUDA machines run the ``gpu``-marked tests and those taking the
 ``device`` fixture; CPU-only machines (Triton's interpreter) run all but the ``gpu``-marked ones."""
 
-import sys
-from pathlib import Path
-
-
-def _conftest():
-    want = Path(__file__).with_name("conftest.py").resolve()
-    loaded = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None)]
-    return next(m for m in loaded if Path(m.__file__).resolve() == want)
+import conftest  # tests/conftest.py, the module pytest loaded (tests/ is on sys.path, no package)
 
 
 class _Item:
@@ -22,9 +15,8 @@ class _Item:
 def _selected(has_cuda, monkeypatch):
     items = [_Item("cpu"), _Item("gpu", gpu=True), _Item("device", fixtures=("device", "monkeypatch")),
              _Item("gpu_device", gpu=True, fixtures=("device",))]
-    conf = _conftest()
-    monkeypatch.setattr(conf, "HAS_CUDA", has_cuda)
-    conf.pytest_collection_modifyitems(None, items)
+    monkeypatch.setattr(conftest, "HAS_CUDA", has_cuda)
+    conftest.pytest_collection_modifyitems(None, items)
     return {it.name: it.skips for it in items}
 
 

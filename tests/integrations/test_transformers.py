@@ -22,7 +22,6 @@ import kimiops.integrations.transformers as kt  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
 
-
 def import_modeling_with_torch_fallback():
     """transformers' Kimi-Linear modeling module, imported with flash-linear-attention hidden.
 
