@@ -80,40 +80,55 @@ def kda_gate(
 
 
 # --------------------------------------------------------------------------- triton
-# The hardware's approximate log2 (``lg2.approx``, via libdevice's fast_logf) instead of the
-# libdevice ``logf`` polynomial (~20 instructions per element, which made the in-kernel gate a
-# measurable share of the intra stage); Triton's interpreter has no libdevice, so it takes tl.log.
-# Stage 1's exponentials of log decays are ``ex2.approx.ftz`` (``chunk_intra._exp_ftz``; 2 instead of
-# 5 SASS instructions per element): stage 1 at B1 T8192 with precomputed g 347.6 -> 331.8 us, the
-# softplus and lower-bound gates within 1% (logs_h200_20261202c/r1_round_ab_*.log). This gate's own
-# exponentials keep ``tl.exp`` (the same change here and in the decode kernel, with div.approx.ftz, was
-# timed in the thirteenth session by an A/B that loaded one tree under both labels: not measured).
-_FAST_LOG = tl.constexpr(not interpreter_enabled())
+_LOG2E = tl.constexpr(1.4426950408889634)
+# Divisions of the softplus gate as ``div.approx.f32`` (2 ulp; the interpreter has no libdevice).
+_FAST_DIV = tl.constexpr(not interpreter_enabled())
+# atanh(s) / s as a polynomial in s^2 on s in [0, 1/3]: a degree-4 least-squares fit at Chebyshev
+# nodes, relative error 8e-9 with the coefficients rounded to fp32 (Taylor needs degree 6).
+_ATANH_C0 = tl.constexpr(1.0000000039388743)
+_ATANH_C1 = tl.constexpr(0.33333157967540805)
+_ATANH_C2 = tl.constexpr(0.2001242686172233)
+_ATANH_C3 = tl.constexpr(0.1398070941759986)
+_ATANH_C4 = tl.constexpr(0.14087328630587875)
 
 
 @triton.jit
-def _log_tl(x):
-    if _FAST_LOG:
-        return libdevice.fast_logf(x)
+def exp_ftz_tl(x):
+    """``e^x`` as ``2^(x log2 e)``: ``ex2.approx.ftz``, 2 SASS instructions per element against 5 for
+    ``tl.exp``, whose ``ex2.approx`` keeps denormal results
+    (``benchmarks/results/offline_math_sass_20261130i.log``); results below 2^-126 flush to 0.
+    Stage 1's exponentials of log decays (at B1 T8192 with precomputed g 347.6 -> 331.8 us,
+    ``logs_h200_20261202c/r1_means.log``; why the flush changes none of its results: ``chunk_intra``)
+    and the gates' own."""
+    return tl.exp2(x * _LOG2E)
+
+
+@triton.jit
+def _div_tl(a, b):
+    if _FAST_DIV:
+        return libdevice.fast_dividef(a, b)
     else:
-        return tl.log(x)
+        return a / b
 
 
 @triton.jit
 def softplus_tl(x):
-    """``log1p(exp(x))`` (``x`` above 20: ``x``) for fp32 ``x``. ``log1p(y)`` as
-    ``log(u) * y / (u - 1)`` with ``u = 1 + y`` (exact where ``u == 1``: ``y``), which keeps full
-    relative accuracy for tiny ``y`` (``x`` below about -16, where ``log(1 + y)`` would give 0)."""
-    y = tl.exp(tl.minimum(x, 20.0))
-    u = 1.0 + y
-    tiny = u == 1.0
-    lp = tl.where(tiny, y, _log_tl(u) * (y / tl.where(tiny, 1.0, u - 1.0)))
-    return tl.where(x > 20.0, x, lp)
+    """``log(1 + e^x)`` for fp32 ``x``, to ~5e-7 relative everywhere (``e^x``'s own rounding aside)
+    and with no hardware log: ``max(x, 0) + log1p(y)`` with ``y = e^-|x|`` in (0, 1], and
+    ``log1p(y) = 2 atanh(s)``, ``s = y / (2 + y)`` in (0, 1/3], by a short polynomial. (The
+    hardware's ``lg2.approx`` has an absolute error of ~2^-22: ``log(1 + y)`` through it lost all
+    relative accuracy for small ``y``; H200, logits in [-20, -10): 0.62,
+    ``logs_h200_20261202d/r1_gate.log``.)"""
+    y = exp_ftz_tl(-tl.abs(x))
+    s = _div_tl(y, 2.0 + y)
+    t = s * s
+    p = _ATANH_C0 + t * (_ATANH_C1 + t * (_ATANH_C2 + t * (_ATANH_C3 + t * _ATANH_C4)))
+    return tl.maximum(x, 0.0) + 2.0 * s * p
 
 
 @triton.jit
 def sigmoid_tl(x):
-    return 1.0 / (1.0 + tl.exp(-x))
+    return 1.0 / (1.0 + exp_ftz_tl(-x))
 
 
 @triton.jit

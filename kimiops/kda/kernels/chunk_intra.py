@@ -55,7 +55,10 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   ``a = 8``, so one factorization through that row with factors in ``[e^-40, e^40]`` (fp32 operands
   rounded to tf32, ``_diag_anchored``) covers every pair of the block. Its exponent ``G_t - G_a``
   is a sum of g over ``(a, t]`` below the anchor and minus the sum over ``(t, a]`` above it: a
-  product of a matrix of 0 and +-1 (one sign per row) with g.
+  product of a matrix of 0 and +-1 (one sign per row) with g. With precomputed g (``MILD_ANCHOR``)
+  each program checks ``min g >= -5`` over its chunk and value head before pass 1 and takes the
+  same path when it holds, the hierarchy otherwise (only with fp16 score operands: the anchored
+  diagonal's tf32 operands match their precision, not fp32's).
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
   steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
   block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores; ``N^2 = 0`` with two sub-chunks).
@@ -77,9 +80,10 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   rounded, 2.91e-4 with the inverse's and w's operands rounded too: w is stored in fp16 anyway;
   ``benchmarks/results/cpu_checks_20261202_s34/tf32_sites_model.log``).
   Precomputed gates must be log decays (``g <= 0``), as the API documents.
-* Exponentials of log decays are ``ex2.approx.ftz`` (``_exp_ftz``): results below 2^-126 flush to
-  zero, where the fp16 operands they scale are zero anyway (H200, stage 1 with precomputed g 4.5%
-  faster than ``tl.exp``; ``benchmarks/results/logs_h200_20261202c/r1_means.log``).
+* Exponentials of log decays are ``ex2.approx.ftz`` (``exp_ftz_tl``): results below 2^-126 flush to
+  zero. Every factor they give is an fp16 operand (0 there anyway), a tf32 operand bounded below by
+  e^-40 (``_diag_anchored``), or ``gC``, which multiplies a state (H200, stage 1 with precomputed g
+  4.5% faster than ``tl.exp``; ``benchmarks/results/logs_h200_20261202c/r1_means.log``).
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
@@ -142,7 +146,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
+from kimiops.kda.gate import beta_from_logits_tl, exp_ftz_tl, kda_gate_tl, l2_inv_norm_tl
 from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
@@ -185,7 +189,7 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 # 424.7); the anchored lower-bound variant fits 128 registers (8 bytes of spills) and is within 0.5-1.5%
 # there (389.6 -> 387.4, B1 T8192 395.5 -> 389.6): one cap for all, 168.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
-                "maxnreg": 168, "stash_g": True, "diag_anchor": True}
+                "maxnreg": 168, "stash_g": True, "diag_anchor": True, "mild_anchor": True}
 INTRA_CANDIDATES = [
     {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BK2": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
@@ -253,16 +257,6 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 
 @triton.jit
-def _exp_ftz(x):
-    """``e^x`` as ``2^(x log2 e)``: ``ex2.approx.ftz``, 2 SASS instructions per element against 5 for
-    ``tl.exp``, whose ``ex2.approx`` keeps denormal results
-    (``benchmarks/results/offline_math_sass_20261130i.log``).
-    Results below 2^-126 flush to 0: every factor of this stage is an fp16 operand (0 there anyway),
-    a tf32 operand bounded below by e^-40 (``_diag_anchored``), or ``gC``, which multiplies a state."""
-    return tl.exp2(x * 1.4426950408889634)
-
-
-@triton.jit
 def _split_g(x):
     """Log decays (fp32, <= 0) as fp16 ``hi + lo`` (~22 bits) for exact tensor-core products with 0/1
     matrices; clamped at -2^15 (fp16 range), where ``e^x`` is 0 in fp32 anyway."""
@@ -296,7 +290,7 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
     a = (ri // GRP) * GRP + ELL
     span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
     e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
-    f3 = _exp_ftz(_log_decay(e_mat, g_hi, g_lo))
+    f3 = exp_ftz_tl(_log_decay(e_mat, g_hi, g_lo))
     loc = tl.arange(0, BC)[None, :, None]
     lower = (loc % GRP) >= ELL
     kf = k3 * f3
@@ -335,8 +329,8 @@ def _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.co
     signed_span = tl.where(below, 1.0, tl.where(above, -1.0, 0.0))
     s_mat = tl.broadcast_to(signed_span.to(tl.float16)[None, :, :], (NS, BC, BC))
     e_t = _span_sums(s_mat, g_hi, g_lo)                              # G_t - G_a, in [-40, 40]
-    f_l = _exp_ftz(e_t)
-    f_r = _exp_ftz(-e_t)
+    f_l = exp_ftz_tl(e_t)
+    f_r = exp_ftz_tl(-e_t)
     rt = tl.permute(tf32_rna(k3 * f_r), (0, 2, 1))                   # [NS, BK, BC]
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
@@ -383,7 +377,7 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     if (ABL & 1) == 0:
         in_b1 = tl.arange(0, NS)[:, None, None] == 1
         m_off = tl.where(in_b1, jj <= ii, jj > ii).to(tl.float16)             # [NS, BC, BC]
-        f_off = _exp_ftz(_log_decay(m_off, g_hi, g_lo))
+        f_off = exp_ftz_tl(_log_decay(m_off, g_hi, g_lo))
         kf_off = k3 * f_off
         left_k = tl.reshape(tl.where(in_b1, kf_off, 0.0), (C, BK)).to(DOT_DT)
         left_q = tl.reshape(tl.where(in_b1, q3 * f_off, 0.0), (C, BK)).to(DOT_DT)
@@ -400,6 +394,36 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
                 dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
     dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)  # A_qk's diagonal, in fp32
 
+    return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
+
+
+@triton.jit
+def _steps_within_anchor_bound(g, tok, rmask, hv, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
+                               BK: tl.constexpr):
+    """Whether every step of precomputed g in this chunk and value head is >= -5 (``MILD_ANCHOR``),
+    the bound that makes the anchored diagonal exact (``_diag_anchored``). Rows past the sequence
+    do not count. One elementwise min over the K slices, one reduction."""
+    lo = tl.full([C, BK], 0.0, tl.float32)
+    for kb in tl.range(0, K, BK):
+        cols = kb + tl.arange(0, BK)
+        x = tl.load(g + (tok[:, None] * HV + hv) * K + cols[None, :], mask=rmask[:, None], other=0.0)
+        lo = tl.minimum(lo, x.to(tl.float32))
+    return tl.min(tl.min(lo, axis=1), axis=0) >= -5.0
+
+
+@triton.jit
+def _pass1(q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+           ssq_q, ssq_k, stash_hi, stash_lo, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
+           C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
+           HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr,
+           STASH_G: tl.constexpr, ANCHORED: tl.constexpr, ABL: tl.constexpr, LOOP_STAGES: tl.constexpr):
+    """Pass 1 over the K slices (``_score_slice``); ``ANCHORED``: the diagonal blocks by
+    ``_diag_anchored`` (every step's g >= -5), else by the hierarchy."""
+    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
+            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+            ssq_q, ssq_k, stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM,
+            DOT_DT, STASH_G, ANCHORED, ABL)
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
 
@@ -426,7 +450,7 @@ def chunk_intra_kernel(
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr, NEG_EIGVAL: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, STASH_G: tl.constexpr,
-    DIAG_ANCHOR: tl.constexpr, ABL: tl.constexpr, PDL: tl.constexpr,
+    DIAG_ANCHOR: tl.constexpr, MILD_ANCHOR: tl.constexpr, ABL: tl.constexpr, PDL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
@@ -482,11 +506,31 @@ def chunk_intra_kernel(
     slot = pid.to(tl.int64)
     stash_hi = (qg_out + hv64 * s_qg + slot * C * K).to(tl.pointer_type(tl.float16))
     stash_lo = (kg_out + hv64 * s_kg + slot * C * K).to(tl.pointer_type(tl.float16))
-    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
-        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
-            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-            ssq_q, ssq_k, stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM,
-            DOT_DT, STASH_G, DIAG_ANCHOR, ABL)
+    # the diagonal blocks: anchored (_diag_anchored) where every step's g is >= -5, the lower-bound
+    # gate's guarantee; with MILD_ANCHOR (precomputed g) also the chunks that stay within it. One
+    # decision per program: a branch inside the K loop compiled worse, held both paths' registers
+    # and cost chunks that fail it ~8% with the softplus gate (logs_h200_20261202c/r1)
+    if DIAG_ANCHOR:
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
+            q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
+            stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
+            True, ABL, LOOP_STAGES)
+    elif MILD_ANCHOR:
+        if _steps_within_anchor_bound(g, tok, rmask, hv, HV, K, C, BK):
+            acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
+                q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
+                stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
+                True, ABL, LOOP_STAGES)
+        else:
+            acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
+                q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
+                stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
+                False, ABL, LOOP_STAGES)
+    else:
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
+            q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
+            stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
+            False, ABL, LOOP_STAGES)
     if STASH_G:
         tl.debug_barrier()  # every thread's stash stores before any thread's pass-2 loads
 
@@ -556,8 +600,8 @@ def chunk_intra_kernel(
         # and changes nothing (e^-32768 is 0 in fp32 already)
         g_cum = _log_decay(tri_incl, g_hi, g_lo)
         g_rest = _log_decay(tri_after, g_hi, g_lo)
-        e_g = _exp_ftz(g_cum)
-        e_kg = _exp_ftz(g_rest)
+        e_g = exp_ftz_tl(g_cum)
+        e_kg = exp_ftz_tl(g_rest)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
         x = b_k * e_g * b_beta[:, None]
         b_w = tl.dot(t_inv, x, input_precision=INV_PREC)

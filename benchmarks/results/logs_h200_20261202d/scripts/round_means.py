@@ -1,0 +1,27 @@
+"""Means over the rounds of round_ab.py logs, per case and tree: 'stage 1 / whole call' in us.
+
+    python3 benchmarks/results/logs_h200_20261202d/scripts/round_means.py <logs dir> <run prefix> <tree> [<tree> ...]
+"""
+import collections
+import glob
+import re
+import sys
+
+d, prefix, trees = sys.argv[1], sys.argv[2], sys.argv[3:]
+vals = collections.defaultdict(list)
+for t in trees:
+    for path in sorted(glob.glob(f"{d}/{prefix}_round_ab_{t}_*.log")):
+        for line in open(path):
+            m = re.match(r"time (\S+) (\w+): stage 1 ([\d.]+) us, state ([\d.]+) us, call ([\d.]+) us", line)
+            if m:
+                vals[(m[1], m[2], t)].append((float(m[3]), float(m[5])))
+print("case mode | " + " | ".join(f"{t}: stage 1 / call" for t in trees))
+for case in sorted({k[0] for k in vals}):
+    for mode in ("g", "gk", "gate", "lb"):
+        if not any(vals[(case, mode, t)] for t in trees):
+            continue
+        cells = []
+        for t in trees:
+            v = vals[(case, mode, t)]
+            cells.append(f"{sum(x[0] for x in v) / len(v):.1f} / {sum(x[1] for x in v) / len(v):.1f} (n={len(v)})")
+        print(f"{case} {mode} | " + " | ".join(cells))
