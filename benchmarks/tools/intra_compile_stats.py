@@ -25,8 +25,7 @@ POINTERS = {"q": "*bf16", "k": "*bf16", "v": "*bf16", "g": "*bf16", "beta": "*bf
 for gate, stash in ((0, False), (1, False), (1, True)):  # STASH_G: the gate evaluated once (since 2026-11-30)
     const = dict(H=32, HV=32, K=128, V=128, C=32, BC=16, BK=16, BK2=16, BVI=32, GATE=gate, HAS_A=gate != 0,
                  HAS_DT_BIAS=gate != 0, USE_L2NORM=True, USE_BETA_SIGMOID=False, NEG_EIGVAL=False, IS_VARLEN=False, LOG_N=1,
-                 DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=3, ABL=0, STASH=True, STASH_G=stash, DIAG_ANCHOR=False, MILD_ANCHOR=False,
-                 PDL=0)
+                 DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=3, ABL=0, STASH=True, STASH_G=stash, DIAG_ANCHOR=False, PDL=0)
     k, regs = compile_sm90(ci.chunk_intra_kernel, POINTERS, const, dict(num_warps=2, num_stages=1, maxnreg=168))
     loops, per = 0, {}
     for line in k.asm["ttgir"].split("\n"):

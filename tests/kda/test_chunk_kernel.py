@@ -250,40 +250,6 @@ def test_gate_regimes_differ_between_k_slices(device):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3, (rel_err(o, ro), rel_err(ht, rs))
 
 
-def test_chunks_within_the_bound_take_the_anchored_diagonal(monkeypatch):
-    """Interpreter only (it counts calls of the interpreted helpers): with precomputed g, stage 1
-    takes the anchored diagonal (``mild_anchor``) exactly in the programs (chunk, value head) whose
-    steps are all >= -5, the hierarchy in the others, and both give the oracle's result: a chunk
-    with a step at exactly -5 (in), one at -5.01 (out), one at -30 (out), a partial last chunk."""
-    from kimiops.kda.kernels import chunk_intra as ci
-
-    counts = {"anchored": 0, "level": 0}
-
-    def counting(name, fn):
-        def wrapper(*args, **kwargs):
-            counts[name] += 1
-            return fn.fn(*args, **kwargs)
-        return wrapper
-
-    monkeypatch.setattr(ci, "_diag_anchored", counting("anchored", ci._diag_anchored))
-    monkeypatch.setattr(ci, "_diag_level", counting("level", ci._diag_level))
-    T, K, C = 110, 32, 32
-    inp = make_inputs(1, T, 1, 2, K, 32, "none", torch.float32, "cpu", seed=21, mild=True)
-    g = inp["g"].clamp(min=-4.0)
-    g[0, 5, 0, 3] = -5.0        # chunk 0, head 0: in (>= -5)
-    g[0, 40, 1, 7] = -5.01      # chunk 1, head 1: out
-    g[0, 70, 0, 0] = -30.0      # chunk 2, head 0: out
-    inp["g"] = g
-    n_chunks = -(-T // C)
-    inside = [bool((g[0, c * C:(c + 1) * C, hv] >= -5.0).all()) for c in range(n_chunks) for hv in range(2)]
-    assert 0 < sum(inside) < len(inside)
-    o = run(inp, gate="none", scale=K**-0.5)
-    slices = K // ci.INTRA_CONFIG["BK"]
-    assert counts == {"anchored": sum(inside) * slices, "level": (len(inside) - sum(inside)) * slices * 4}
-    ro, _ = reference(inp, gate="none", scale=K**-0.5)
-    assert rel_err(o, ro) < 2e-3
-
-
 def _inputs_at_the_bound(device, lower_bound, qk_scale, ordinary_rows=None):
     """Lower-bound-gate inputs (T = 100, one q/k head, two value heads, K = 64, V = 32, fp32) with
     every step at the bound (logit +60: g = lower_bound) on the even channels and g = 0 (logit -60)

@@ -202,7 +202,7 @@ def test_allow_neg_eigval_doubles_beta(device, op_name):
     op = getattr(kimiops, op_name)
     o, ht = op(x.q, x.k, x.v, x.g, b_logit, initial_state=h0, output_final_state=True,
                use_beta_sigmoid_in_kernel=True, allow_neg_eigval=True, backend="triton")
-    q, k, v, g, _ = x.oracle_args()
+    q, k, v, g, _ = (t.cpu() for t in x.oracle_args())  # the oracle runs on the CPU, in fp64
     oracle = naive_chunk_kda if op_name == "chunk_kda" else naive_recurrent_kda
     o_ref, s_ref = oracle(q, k, v, g, 2 * torch.sigmoid(b_logit.cpu().double()), initial_state=h0.cpu().double(),
                           output_final_state=True)

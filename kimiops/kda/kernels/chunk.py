@@ -302,11 +302,6 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         # the anchored diagonal's bound needs every step's g >= -5 (the public ops check lower_bound)
         DIAG_ANCHOR=gate_id == GATE_LOWER_BOUND and bool(ic["diag_anchor"])
         and p["lower_bound"] >= LOWER_BOUND_RANGE[0],
-        # precomputed g: chunks whose steps are all >= -5 take the anchored diagonal too (its tf32
-        # operands match fp16 score operands' precision, not fp32's). Not the softplus gate: its
-        # check made the gate's stage 1 6% slower (logs_h200_20261202d/r1_means.log)
-        MILD_ANCHOR=gate_id == GATE_NONE and bool(ic.get("mild_anchor", False))
-        and NUMERICS_CONFIG["dot_dtype"] == "fp16",
         num_warps=ic["num_warps"], num_stages=ic.get("num_stages", 1),
     )
     if pdl == 2:

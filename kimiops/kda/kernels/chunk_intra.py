@@ -55,10 +55,7 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   ``a = 8``, so one factorization through that row with factors in ``[e^-40, e^40]`` (fp32 operands
   rounded to tf32, ``_diag_anchored``) covers every pair of the block. Its exponent ``G_t - G_a``
   is a sum of g over ``(a, t]`` below the anchor and minus the sum over ``(t, a]`` above it: a
-  product of a matrix of 0 and +-1 (one sign per row) with g. With precomputed g (``MILD_ANCHOR``)
-  each program checks ``min g >= -5`` over its chunk and value head before pass 1 and takes the
-  same path when it holds, the hierarchy otherwise (only with fp16 score operands: the anchored
-  diagonal's tf32 operands match their precision, not fp32's).
+  product of a matrix of 0 and +-1 (one sign per row) with g.
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
   steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
   block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores; ``N^2 = 0`` with two sub-chunks).
@@ -189,7 +186,7 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 # 424.7); the anchored lower-bound variant fits 128 registers (8 bytes of spills) and is within 0.5-1.5%
 # there (389.6 -> 387.4, B1 T8192 395.5 -> 389.6): one cap for all, 168.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
-                "maxnreg": 168, "stash_g": True, "diag_anchor": True, "mild_anchor": True}
+                "maxnreg": 168, "stash_g": True, "diag_anchor": True}
 INTRA_CANDIDATES = [
     {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
     {"BK": 16, "BK2": 32, "num_warps": 2, "num_stages": 1, "loop_stages": 3, "maxnreg": 168},
@@ -398,36 +395,6 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
 
 
 @triton.jit
-def _steps_within_anchor_bound(g, tok, rmask, hv, HV: tl.constexpr, K: tl.constexpr, C: tl.constexpr,
-                               BK: tl.constexpr):
-    """Whether every step of precomputed g in this chunk and value head is >= -5 (``MILD_ANCHOR``),
-    the bound that makes the anchored diagonal exact (``_diag_anchored``). Rows past the sequence
-    do not count. One elementwise min over the K slices, one reduction."""
-    lo = tl.full([C, BK], 0.0, tl.float32)
-    for kb in tl.range(0, K, BK):
-        cols = kb + tl.arange(0, BK)
-        x = tl.load(g + (tok[:, None] * HV + hv) * K + cols[None, :], mask=rmask[:, None], other=0.0)
-        lo = tl.minimum(lo, x.to(tl.float32))
-    return tl.min(tl.min(lo, axis=1), axis=0) >= -5.0
-
-
-@triton.jit
-def _pass1(q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-           ssq_q, ssq_k, stash_hi, stash_lo, H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr,
-           C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, GATE: tl.constexpr, HAS_A: tl.constexpr,
-           HAS_DT_BIAS: tl.constexpr, USE_L2NORM: tl.constexpr, DOT_DT: tl.constexpr,
-           STASH_G: tl.constexpr, ANCHORED: tl.constexpr, ABL: tl.constexpr, LOOP_STAGES: tl.constexpr):
-    """Pass 1 over the K slices (``_score_slice``); ``ANCHORED``: the diagonal blocks by
-    ``_diag_anchored`` (every step's g >= -5), else by the hierarchy."""
-    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
-        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
-            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
-            ssq_q, ssq_k, stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM,
-            DOT_DT, STASH_G, ANCHORED, ABL)
-    return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
-
-
-@triton.jit
 def _chain_tail(done, n_programs):
     """End of a stage-1 launch chained by programmatic dependent launch (``chunk.py``): the last of
     its ``n_programs`` programs to finish waits for the kernel launched before it on the stream (the
@@ -450,7 +417,7 @@ def chunk_intra_kernel(
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr, NEG_EIGVAL: tl.constexpr,
     IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, STASH_G: tl.constexpr,
-    DIAG_ANCHOR: tl.constexpr, MILD_ANCHOR: tl.constexpr, ABL: tl.constexpr, PDL: tl.constexpr,
+    DIAG_ANCHOR: tl.constexpr, ABL: tl.constexpr, PDL: tl.constexpr,
 ):
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
@@ -506,31 +473,11 @@ def chunk_intra_kernel(
     slot = pid.to(tl.int64)
     stash_hi = (qg_out + hv64 * s_qg + slot * C * K).to(tl.pointer_type(tl.float16))
     stash_lo = (kg_out + hv64 * s_kg + slot * C * K).to(tl.pointer_type(tl.float16))
-    # the diagonal blocks: anchored (_diag_anchored) where every step's g is >= -5, the lower-bound
-    # gate's guarantee; with MILD_ANCHOR (precomputed g) also the chunks that stay within it. One
-    # decision per program: a branch inside the K loop compiled worse, held both paths' registers
-    # and cost chunks that fail it ~8% with the softplus gate (logs_h200_20261202c/r1)
-    if DIAG_ANCHOR:
-        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
-            q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
-            stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
-            True, ABL, LOOP_STAGES)
-    elif MILD_ANCHOR:
-        if _steps_within_anchor_bound(g, tok, rmask, hv, HV, K, C, BK):
-            acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
-                q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
-                stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
-                True, ABL, LOOP_STAGES)
-        else:
-            acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
-                q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
-                stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
-                False, ABL, LOOP_STAGES)
-    else:
-        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _pass1(
-            q, k, g, dt_bias, tok, rmask, h, hv, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k,
-            stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM, DOT_DT, STASH_G,
-            False, ABL, LOOP_STAGES)
+    for kb in tl.range(0, K, BK, num_stages=LOOP_STAGES):
+        acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k = _score_slice(
+            q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_kk, acc_qk, dg_kk, dg_qk,
+            ssq_q, ssq_k, stash_hi, stash_lo, H, HV, K, C, BC, BK, GATE, HAS_A, HAS_DT_BIAS, USE_L2NORM,
+            DOT_DT, STASH_G, DIAG_ANCHOR, ABL)
     if STASH_G:
         tl.debug_barrier()  # every thread's stash stores before any thread's pass-2 loads
 
