@@ -22,9 +22,11 @@ for step in "${steps[@]}"; do
   case $step in
     # tests run without fla-core on the path: transformers would bind FLA's kernels as its
     # "fallback" (and spend minutes compiling them) instead of its torch reference
-    # TEST_MARK= (empty) also runs the tests that take the `device` fixture without the gpu marker
-    # (on CUDA; `-m gpu` deselects them); CPU-only tests skip on CUDA (tests/conftest.py)
-    tests) PYTHONPATH=$NOFLA timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q ${TEST_MARK-"-m gpu"} ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
+    # every GPU test: the gpu-marked ones and those that take the `device` fixture (CPU-only tests
+    # skip on CUDA, tests/conftest.py). TEST_MARK="-m gpu" keeps the marked ones only, which left
+    # two device tests failing unseen until 2026-12-02 (logs_h200_20261202d/README.md); the whole
+    # set takes more than one 600 s device call: split it with TESTS
+    tests) PYTHONPATH=$NOFLA timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q ${TEST_MARK-} ${TESTS:-tests} -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
            tail -6 "$OUT/pytest_gpu.log" ;;
     demo) (time python3 -m kimiops.cli demo --no-progress) > "$OUT/demo.log" 2>&1; cat "$OUT/demo.log" ;;
     bench) timeout ${BENCH_TIMEOUT:-400} python3 -m kimiops.cli bench all --quick --out "$OUT/bench" > "$OUT/bench.log" 2>&1
