@@ -11,7 +11,9 @@ next to each other, so the two cannot drift apart.
   ``allow_neg_eigval`` (beta in (0, 2): the transition ``I - beta k k^T`` may then have a negative
   eigenvalue)
 
-softplus uses the threshold 20 (``x > 20 -> x``), as ``torch.nn.functional.softplus`` does.
+The torch softplus uses the threshold 20 (``x > 20 -> x``), as ``torch.nn.functional.softplus``
+does; the Triton one computes ``max(x, 0) + log1p(e^-|x|)`` everywhere (above 20 that is ``x`` to
+within e^-20 relative).
 """
 
 from __future__ import annotations
