@@ -98,7 +98,7 @@ def parse_overrides(text: str) -> dict:
 # --------------------------------------------------------------------------- inputs
 # gate modes: precomputed log decay, softplus gate in the kernel, lower-bound gate in the kernel
 GATE_OF_MODE = {"g": "none", "gk": "none", "gate": "softplus", "lb": "lower_bound"}
-ACCEPTANCE_MODES = ("g", "gate")  # the cells (the geomean); "lb" is reported beside them
+ACCEPTANCE_MODES = ("g", "gate")  # the cells (the geomean); "lb" and "gk" are reported beside them
 LOWER_BOUND = -5.0
 
 
@@ -440,8 +440,8 @@ def main():
     ap.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     ap.add_argument("--extra", action="store_true", help="also run EXTRA_CASES (not in the geomean)")
     ap.add_argument("--modes", default="g,gate", help="gate modes: g (precomputed), gate (softplus in the kernel), "
-                                                      "lb (lower-bound gate at -5 in the kernel; FLA with safe_gate), gk (precomputed "
-                                                      "Kimi-like g, the softplus gate of gate's logits)")
+                                                      "lb (lower-bound gate at -5 in the kernel; FLA with safe_gate), "
+                                                      "gk (precomputed Kimi-like g, the gate of gate's logits)")
     ap.add_argument("--ablate", nargs="?", const="all", choices=["all", "intra", "state", "pipeline", "priority"],
                     help="per-stage ablations / config timings (of one stage if named), then exit")
     ap.add_argument("--rows", default="", help="--ablate: comma-separated label substrings of the rows to run")

@@ -1,8 +1,9 @@
 #!/bin/bash
 # run 2: main (.exp/main = git archive 093ea8c kimiops) against the working tree (.exp/new, a copy of its
 # kimiops/: the mild anchor for precomputed g only, the softplus gate without the hardware log);
-# round_ab.py (this folder's, with the "gk" mode) one process per tree, alternating over two rounds
-# (accuracy in the first); the gate's error on the GPU (gate_probe.py); then on the working tree the
+# benchmarks/tools/prefill_round_ab.py (run 2 ran it as a copy in this folder, scripts/round_ab.py, which
+# built the "gk" case itself; bench_kda_prefill.make_case builds the same) one process per tree,
+# alternating over two rounds (accuracy in the first); the gate's error on the GPU (gate_probe.py); then on the working tree the
 # GPU tests of test_chunk_kernel.py / test_dot_operands.py and the device tests of test_gate.py and
 # test_recurrent_kernel.py
 for w in .whl/*.whl; do python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$w"; done
@@ -12,7 +13,7 @@ for r in 0 1; do
   acc=""; [ $r = 1 ] && acc="--no-accuracy"
   for t in main new; do
     s0=$(date +%s)
-    PYTHONPATH=$PWD/.exp/$t:$PWD/benchmarks:/tmp/site timeout 150 python3 $D/round_ab.py $acc > $OUT/r2_round_ab_${t}_$r.log 2>&1
+    PYTHONPATH=$PWD/.exp/$t:$PWD/benchmarks:/tmp/site timeout 150 python3 benchmarks/tools/prefill_round_ab.py $acc > $OUT/r2_round_ab_${t}_$r.log 2>&1
     echo "rc $? after $(( $(date +%s) - s0 )) s" >> $OUT/r2_round_ab_${t}_$r.log
   done
 done

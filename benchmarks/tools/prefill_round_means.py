@@ -1,6 +1,7 @@
-"""Means over the rounds of round_ab.py logs, per case and tree: 'stage 1 / whole call' in us.
+"""Means over the rounds of ``prefill_round_ab.py`` logs (``<run prefix>_round_ab_<tree>_<round>.log``
+in one folder), per case, gate mode and tree: 'stage 1 / whole call' in us.
 
-    python3 benchmarks/results/logs_h200_20261202d/scripts/round_means.py <logs dir> <run prefix> <tree> [<tree> ...]
+    python3 benchmarks/tools/prefill_round_means.py <logs dir> <run prefix> <tree> [<tree> ...]
 """
 import collections
 import glob

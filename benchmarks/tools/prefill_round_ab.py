@@ -1,12 +1,13 @@
-"""Two trees side by side (run one process per tree, alternating; the tree is whichever ``kimiops``
-comes first on PYTHONPATH); ``logs_h200_20261202b/scripts/round_ab.py`` plus the mode "gk":
-precomputed g made by the fp32 softplus gate from the "gate" mode's logits (exp(A_log) in [1, 16]:
-steps mostly below -5, unlike "g", whose steps stay above -5). Prints which tree it imported, the accuracy of the issue's acceptance cases (bf16,
-T = 4096, H = 4, against the fp64 recurrence, inputs of ``tests/kda/test_chunk_kernel.py``), then
-CUDA-graph medians of stage 1 alone, the state stage alone and the whole call (H = HV = 32,
-K = V = 128, q/k L2 norm) for precomputed g, the softplus gate and the lower-bound gate at -5.
+"""Stage 1 and the whole prefill call of one source tree, for A/B runs of trees side by side (one
+process per tree, alternated by the caller; the tree is whichever ``kimiops`` comes first on
+PYTHONPATH, ``benchmarks/checkout_path.py``). Prints which tree it imported, the accuracy of the
+issue's acceptance cases (bf16, T = 4096, H = 4, against the fp64 recurrence, inputs of
+``tests/kda/test_chunk_kernel.py``), then CUDA-graph medians of stage 1 alone, the state stage alone
+and the whole call (H = HV = 32, K = V = 128, q/k L2 norm, B1 T8192 and B8 T1024) per gate mode of
+``bench_kda_prefill.py``: ``g``, ``gk`` (Kimi-like precomputed g), ``gate``, ``lb``.
+``prefill_round_means.py`` averages the logs of several rounds.
 
-    PYTHONPATH=<tree>:$PWD/benchmarks python3 benchmarks/results/logs_h200_20261202d/scripts/round_ab.py [--no-accuracy]
+    PYTHONPATH=<tree>:$PWD/benchmarks python3 benchmarks/tools/prefill_round_ab.py [--no-accuracy]   # repository root
 """
 import os
 import sys
@@ -18,7 +19,6 @@ import kimiops  # noqa: E402  (first: bench_kda_prefill puts the repository root
 sys.path.insert(0, os.path.join(os.getcwd(), "tests", "kda"))
 import bench_kda_prefill as bk  # noqa: E402
 import test_chunk_kernel as tck  # noqa: E402
-from kimiops.kda.gate import kda_gate  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
 REP = 40
@@ -37,10 +37,7 @@ def main():
         print(f"accuracy {gate} mild={mild}: rel o {rel_err(o, ro):.3e}, rel state {rel_err(ht, rs):.3e}, finite {fin}")
     for name, B, T in CASES:
         for mode in ("g", "gk", "gate", "lb"):
-            c = bk.make_case(B, T, "gate" if mode == "gk" else mode)
-            if mode == "gk":
-                c.update(g=kda_gate(c["g"], c["A_log"], c["dt_bias"]).to(c["g"].dtype), A_log=None, dt_bias=None,
-                         mode="g")
+            c = bk.make_case(B, T, mode)
             ht = torch.empty(B, bk.HV, bk.K, bk.V, device="cuda")
             out = torch.empty_like(c["v"])
             full = bk.ours_fn(c, ht, out)
