@@ -86,7 +86,8 @@ _LOG2E = tl.constexpr(1.4426950408889634)
 # Divisions of the softplus gate as ``div.approx.f32`` (2 ulp; the interpreter has no libdevice).
 _FAST_DIV = tl.constexpr(not interpreter_enabled())
 # atanh(s) / s as a polynomial in s^2 on s in [0, 1/3]: a degree-4 least-squares fit at Chebyshev
-# nodes, relative error 8e-9 with the coefficients rounded to fp32 (Taylor needs degree 6).
+# nodes, relative error 7.8e-9 with the coefficients rounded to fp32 (Taylor of that degree: 1.6e-6;
+# benchmarks/results/cpu_checks_20261202_s37/softplus_poly_error.py).
 _ATANH_C0 = tl.constexpr(1.0000000039388743)
 _ATANH_C1 = tl.constexpr(0.33333157967540805)
 _ATANH_C2 = tl.constexpr(0.2001242686172233)
