@@ -38,8 +38,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   factor, rows of block 1) and over ``(j, e0]`` (right factor, rows of block 0), both <= 0 and both
   inside the row's own block. One batched product of 0/1 matrices with g (block 1: inclusive
   prefix, block 0: exclusive suffix; see the sums of g below) gives both exponents and one
-  exponential per element both factors; left rows of block 0 and right rows of block 1 are zeroed,
-  so one 2-D tensor-core dot ``[C, BK] x [BK, C]`` per K slice gives the block and zeros elsewhere.
+  exponential per element both factors. One 2-D tensor-core dot ``[C, BK] x [BK, C]`` per K slice
+  of the factored tiles with themselves gives the block; its other blocks pair factors that do not
+  belong together (finite: every factor is <= 1) and are masked once after the loop.
   The exponents are sums over a 16-row block's span of g, not the chunk's.
 * Diagonal sub-blocks (i >= j inside one block of 16) use a binary hierarchy instead of pairwise
   exponentials: at level ``l`` in (8, 4, 2, 1) the pairs with ``i`` in the lower half and ``j``
@@ -48,7 +49,8 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   (the highest bit where i and j differ); i == j contributes ``q_i . k_i``. One exponential per
   element per level (``e^{-|G_t - G_a|}`` serves as left factor for rows below the anchor and
   right factor above it), i.e. 4 per element instead of 16 for pairwise, and the sums run on
-  tensor cores (batched ``[NS, BC, BK] x [NS, BK, BC]``). The exponent ``-|G_t - G_a|`` is the sum
+  tensor cores (batched ``[NS, BC, BK] x [NS, BK, BC]`` of the factored tiles with themselves; the
+  level's pairs are selected from the product, the others are finite and dropped). The exponent ``-|G_t - G_a|`` is the sum
   of g over the rows between t and a: a product of a 0/1 matrix with g (below).
 * With the lower-bound gate (``DIAG_ANCHOR``: every step's g in ``[lower_bound, 0]``, ``lower_bound
   >= -5``) the diagonal blocks skip the hierarchy: ``|G_t - G_a| <= 40`` inside a block for its row
@@ -84,6 +86,15 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
+
+* Thirty-eighth session: the score products of the factored tiles with themselves, the pairs
+  selected from the product (``pair``, ``off_blk``) instead of zeroed operands (three selects per
+  element and level; the target entries see the same operands, so the outputs are the same bits:
+  ``cpu_checks_20261202_s38/stage1_bits_ab.log``). Offline sm_90 instructions per warp and program
+  11,031 -> 9,499 (g; spills 8 -> 0 bytes), 11,768 -> 10,239 (softplus gate), 8,602 -> 8,181 (lower
+  bound) (``intra_sass_self_products.log``). This stage, means of two alternating rounds
+  (``logs_h200_20261202e/r4_means.log``), B1 T8192 / B8 T1024 in us: g 332.4 -> 316.8 / 331.8 ->
+  315.4, softplus gate 359.9 -> 341.9 / 361.2 -> 343.5, lower bound 309.2 -> 307.0 / 308.4 -> 306.9.
 
 * Thirty-third session, the lower-bound gate's anchored diagonal (``diag_anchor``; offline sm_90:
   14,598 -> 12,370 instructions per warp and program, spills 28 -> 0 bytes,
@@ -280,7 +291,9 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
     half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
     ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides. Its
     exponent, the sum of g over ``(a, t]`` (t >= a) or ``(t, a]`` (t < a), is a product of a 0/1
-    matrix with ``g = g_hi + g_lo`` on the tensor cores (no anchor extraction by reductions)."""
+    matrix with ``g = g_hi + g_lo`` on the tensor cores (no anchor extraction by reductions). The
+    factored tiles multiply themselves; ``pair`` keeps the level's pairs (every factor is <= 1, so the
+    dropped products are finite)."""
     GRP: tl.constexpr = 2 * ELL
     ri = tl.arange(0, BC)[:, None]
     rt = tl.arange(0, BC)[None, :]
@@ -288,17 +301,14 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
     span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
     e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
     f3 = exp_ftz_tl(_log_decay(e_mat, g_hi, g_lo))
-    loc = tl.arange(0, BC)[None, :, None]
-    lower = (loc % GRP) >= ELL
-    kf = k3 * f3
-    lf_k = tl.where(lower, kf, 0.0).to(DOT_DT)
-    lf_q = tl.where(lower, q3 * f3, 0.0).to(DOT_DT)
-    rt = tl.permute(tl.where(lower, 0.0, kf).to(DOT_DT), (0, 2, 1))  # [NS, BK, BC]
+    kf = (k3 * f3).to(DOT_DT)
+    qf = (q3 * f3).to(DOT_DT)
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
-    same = (ii // GRP) == (jj // GRP)
-    dg_kk += tl.where(same, tl.dot(lf_k, rt), 0.0)
-    dg_qk += tl.where(same, tl.dot(lf_q, rt), 0.0)
+    pair = ((ii // GRP) == (jj // GRP)) & ((ii % GRP) >= ELL) & ((jj % GRP) < ELL)
+    kf_t = tl.permute(kf, (0, 2, 1))  # [NS, BK, BC]
+    dg_kk += tl.where(pair, tl.dot(kf, kf_t), 0.0)
+    dg_qk += tl.where(pair, tl.dot(qf, kf_t), 0.0)
     return dg_kk, dg_qk
 
 
@@ -369,18 +379,18 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     # g over [r1, i] for a row i of block 1 (the left factor) and over (j, e0] for a row j of block 0
     # (the right factor), both <= 0 and both inside the row's own block: one batched product of 0/1
     # matrices (block 1: inclusive prefix, block 0: exclusive suffix) with g's halves gives both
-    # exponents, one exponential per element both factors. Left rows of block 0 and right rows of
-    # block 1 are zero, so the product's other blocks are zero.
+    # exponents, one exponential per element both factors. The factored tiles times themselves give
+    # the block (rows of block 1, columns of block 0); the other blocks are finite (factors <= 1) and
+    # masked after the loop. Masking the operands instead cost 3 selects per element (sm_90: 48
+    # instructions per slice and program, precomputed g).
     if (ABL & 1) == 0:
         in_b1 = tl.arange(0, NS)[:, None, None] == 1
         m_off = tl.where(in_b1, jj <= ii, jj > ii).to(tl.float16)             # [NS, BC, BC]
         f_off = exp_ftz_tl(_log_decay(m_off, g_hi, g_lo))
-        kf_off = k3 * f_off
-        left_k = tl.reshape(tl.where(in_b1, kf_off, 0.0), (C, BK)).to(DOT_DT)
-        left_q = tl.reshape(tl.where(in_b1, q3 * f_off, 0.0), (C, BK)).to(DOT_DT)
-        right_t = tl.trans(tl.reshape(tl.where(in_b1, 0.0, kf_off), (C, BK)).to(DOT_DT))   # [BK, C]
-        acc_kk = tl.dot(left_k, right_t, acc_kk)
-        acc_qk = tl.dot(left_q, right_t, acc_qk)
+        kf_off = tl.reshape(k3 * f_off, (C, BK)).to(DOT_DT)
+        qf_off = tl.reshape(q3 * f_off, (C, BK)).to(DOT_DT)
+        acc_kk = tl.dot(kf_off, tl.trans(kf_off), acc_kk)
+        acc_qk = tl.dot(qf_off, tl.trans(kf_off), acc_qk)
     if DIAG_ANCHOR:  # lower-bound gate: the diagonal blocks in one factorization (_diag_anchored)
         if (ABL & 2) == 0:
             dg_kk, dg_qk = _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC)
@@ -491,9 +501,7 @@ def chunk_intra_kernel(
     row_kk = b_beta * rk
     row_qk = scale * rq
     rr = tl.arange(0, C)
-    # acc_* are exact zeros outside the off-diagonal block already; without this mask the stage
-    # compiled worse (sm_90: spills 64 -> 68 bytes with g, 44 -> 68 with the gate, 0 -> 4 with the
-    # lower bound; cpu_checks_20261202_s35/review_off_block_mask.log), so it stays
+    # acc_* hold the off-diagonal block; their other blocks pair unrelated factors (_score_slice)
     off_blk = (rr[:, None] >= BC) & (rr[None, :] < BC)
     a_off_kk = tl.where(off_blk, acc_kk, 0.0) * row_kk[:, None] * rk[None, :]
     a_off_qk = tl.where(off_blk, acc_qk, 0.0) * row_qk[:, None] * rk[None, :]
