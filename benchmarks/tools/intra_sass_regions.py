@@ -5,7 +5,7 @@ softplus or lower-bound gate), cut at its two K loops into the prologue, pass 1'
 instruction count and the top opcodes, per warp and program the instructions issued (loop bodies
 times their K / BK trips), and the source lines of pass 1's body with the most instructions.
 
-    python benchmarks/tools/intra_sass_regions.py [--gate | --lower-bound [--no-diag-anchor]]
+    python benchmarks/tools/intra_sass_regions.py [--gate | --lower-bound [--no-diag-anchor]] [--between]
 """
 import argparse
 import collections
@@ -35,6 +35,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--gate", action="store_true", help="the softplus gate in the kernel (STASH_G as the launcher sets it)")
     p.add_argument("--lower-bound", action="store_true", help="the lower-bound gate in the kernel")
+    p.add_argument("--between", action="store_true",
+                   help="also list the source lines of the region between the loops (scaling, inverse, pass 2 prologue)")
     p.add_argument("--no-diag-anchor", action="store_true",
                    help="with --lower-bound: the diagonal hierarchy instead of the anchored diagonal blocks")
     args = p.parse_args()
@@ -85,7 +87,8 @@ def main():
     print(f"per warp and program: ~{issued} instructions issued (loop bodies counted once per trip); "
           f"B1 T8192 at 32 heads ({programs} programs of {warps} warps) at one instruction per cycle per "
           f"scheduler: {issued * warps * programs / per_s * 1e3:.3f} ms")
-    for body, (a, b), top in (("pass 1", (a1, b1), 16), ("pass 2", (a2, b2), 10)):
+    bodies = [("pass 1", (a1, b1), 16), ("pass 2", (a2, b2), 10)] + ([("between", (b1, a2), 30)] if args.between else [])
+    for body, (a, b), top in bodies:
         src, cur = collections.Counter(), None
         for x in lines[a:b]:
             m = LINE.search(x)
