@@ -285,8 +285,8 @@ def _log_decay(spans, g_hi, g_lo):
 
 
 @triton.jit
-def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
-                ELL: tl.constexpr, DOT_DT: tl.constexpr):
+def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.constexpr, ELL: tl.constexpr,
+                DOT_DT: tl.constexpr):
     """Level ``ELL`` of the diagonal-block hierarchy: pairs (i in the lower half, j in the upper
     half) of each group of ``2*ELL`` rows, factored through the group's middle row ``a``:
     ``e^{G_i - G_a} e^{G_a - G_j}``; one ``e^{-|G_t - G_a|}`` per element serves both sides. Its
@@ -398,7 +398,7 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
         # diagonal blocks: levels l = 8, 4, 2, 1
         if (ABL & 2) == 0:
             for lvl in tl.static_range(LOG_BC):
-                dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BK, BC // (2 << lvl), DOT_DT)
+                dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BC // (2 << lvl), DOT_DT)
     dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)  # A_qk's diagonal, in fp32
 
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
