@@ -371,11 +371,11 @@ def test_stage1_exponents_carry_fp32_precision(device, monkeypatch, gate, mild):
     assert rel_err(plan["gc"][:, :nc], ref_gc) < 1e-6
 
 
-@pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True)])
+@pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True), ("none", False)])
 def test_gate_stash_gives_the_bits_of_evaluating_the_gate_twice(device, gate, mild):
-    """Pass 1 parks the gated g in the qg / kg scratch for pass 2 (``stash_g``, the default in
-    gate modes): o and the final state are bit-identical to pass 2 re-running the gate, with
-    huge gates, varlen rows past a sequence's end and a chunk that ends mid-way."""
+    """Pass 1 parks the gated g's halves in the qg / kg scratch for pass 2 (``stash_g``, the
+    default): o and the final state are bit-identical to pass 2 reloading g and re-running the gate
+    and the split, with huge gates, varlen rows past a sequence's end and a chunk that ends mid-way."""
     cu = torch.tensor([0, 1, 33, 90, 130], dtype=torch.int32, device=device)
     inp = make_inputs(1, 130, 2, 4, 32, 32, gate, torch.float16, device, seed=11, mild=mild)
     outs = []

@@ -298,7 +298,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
         # the stash parks fp16 halves in the qg / kg tiles: it needs 16-bit storage there
-        STASH_G=gate_id != GATE_NONE and bool(ic["stash_g"]) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
+        STASH_G=bool(ic["stash_g"]) and NUMERICS_CONFIG["inter_dtype"].itemsize == 2,
         # the anchored diagonal's bound needs every step's g >= -5 (the public ops check lower_bound)
         DIAG_ANCHOR=gate_id == GATE_LOWER_BOUND and bool(ic["diag_anchor"])
         and p["lower_bound"] >= LOWER_BOUND_RANGE[0],

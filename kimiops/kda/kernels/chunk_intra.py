@@ -64,12 +64,13 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 * ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
   (the last row of ``e^{G}``).
 * Sums of g over row spans (every exponent of this stage) are products of 0/1 matrices with
-  ``g = hi + lo`` (fp16 halves, ~22 bits; g clamped at -2^15, where e^g is 0 in fp32 anyway) on
-  the tensor cores with fp32 accumulation, clamped at 0 (the split's rounding may leave +1e-12;
-  the anchored diagonal's signed sums are bounded by 40 instead). They replace scans and
-  reductions across lanes and warps, which went through shared memory. Every such sum adds terms
-  of one sign, so the exponents that matter (> -104, below that e^x is 0) are accurate to ~2^-21
-  relative.
+  ``g log2 e = hi + lo`` (fp16 halves, ~22 bits; clamped at -2^15, where 2^x is 0 in fp32 anyway)
+  on the tensor cores with fp32 accumulation; every exponential is an ``exp2`` of such a sum, so
+  none multiplies by log2 e again. They replace scans and reductions across lanes and warps, which
+  went through shared memory. Every such sum adds terms ``hi + lo <= 0`` of one sign, so the
+  exponents that matter (> -150, below that 2^x is 0) are accurate to ~2^-21 relative, and a sum
+  is above 0 only where it is ~0 (no clamp: its factor is 1 to fp32's precision); the anchored
+  diagonal's signed sums are bounded by 40 log2 e instead.
 * Precision: score dots take ``DOT_DT`` operands (fp16 by default: every operand is ``|x|`` times a
   factor <= 1, so it fits fp16 whenever |q|, |k| < 65504; 11-bit significand like tf32) with fp32
   accumulation; the inverse and w use fp32 operands with ``INV_PREC`` (tf32 by default), and so
@@ -79,10 +80,11 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   rounded, 2.91e-4 with the inverse's and w's operands rounded too: w is stored in fp16 anyway;
   ``benchmarks/results/cpu_checks_20261202_s34/tf32_sites_model.log``).
   Precomputed gates must be log decays (``g <= 0``), as the API documents.
-* Exponentials of log decays are ``ex2.approx.ftz`` (``exp_ftz_tl``): results below 2^-126 flush to
-  zero. Every factor they give is an fp16 operand (0 there anyway), a tf32 operand bounded below by
-  e^-40 (``_diag_anchored``), or ``gC``, which multiplies a state (H200, stage 1 with precomputed g
-  4.5% faster than ``tl.exp``; ``benchmarks/results/logs_h200_20261202c/r1_means.log``).
+* Exponentials of log decays are ``ex2.approx.ftz`` (``tl.exp2`` of the base-2 sums above): results
+  below 2^-126 flush to zero. Every factor they give is an fp16 operand (0 there anyway), a tf32
+  operand bounded below by e^-40 (``_diag_anchored``), or ``gC``, which multiplies a state (H200,
+  stage 1 with precomputed g 4.5% faster than ``tl.exp``; ``benchmarks/results/logs_h200_20261202c/
+  r1_means.log``; base 2 throughout: 2% more, ``logs_h200_20261202f/r1_means.log``).
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
@@ -154,7 +156,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.gate import beta_from_logits_tl, exp_ftz_tl, kda_gate_tl, l2_inv_norm_tl
+from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
 from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
@@ -187,15 +189,26 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 # removes those conflicts but adds spills: 0.369 -> 0.451-0.472 ms (pass 1), 0.378 (pass 2 only).
 # Unpipelined loops (convert_layout's own conflict-free staging) spill too: 0.536 ms (loop_stages 1).
 # The conflicts are not what bounds this kernel at 168 registers.
-# stash_g (gate modes only): pass 1 parks the gated g in the qg / kg scratch for pass 2 instead of
-# pass 2 re-running the gate (the gate evaluated twice cost B1 T8192 0.446 vs 0.409 ms with pass 2's
-# gate skipped, timing only: logs_h200_20261130m/r6_ablate_gate.log).
+# stash_g: pass 1 parks g's fp16 halves (after the gate, if any) in the qg / kg scratch for pass 2
+# instead of pass 2 re-running the gate (the gate evaluated twice cost B1 T8192 0.446 vs 0.409 ms with
+# pass 2's gate skipped, timing only: logs_h200_20261130m/r6_ablate_gate.log) and the split (with
+# precomputed g too since the thirty-ninth session: offline sm_90 8,816 -> 8,325 instructions per warp
+# and program, spills 0 -> 32 bytes, cpu_checks_20261202_s38/candidate_stash_g_sass.log; measured
+# below).
 # diag_anchor (lower-bound gate only): the diagonal blocks by one bounded factorization
 # (``_diag_anchored``) instead of the four-level hierarchy.
 # Thirty-third session (logs_h200_20261201l/r5_regcap_ab.log; graph medians of this stage): maxnreg 144
 # (7 CTAs per SM) loses for precomputed g and the softplus gate (B8 T1024 371.8 -> 391.8 us, 413.0 ->
 # 424.7); the anchored lower-bound variant fits 128 registers (8 bytes of spills) and is within 0.5-1.5%
 # there (389.6 -> 387.4, B1 T8192 395.5 -> 389.6): one cap for all, 168.
+# Thirty-ninth session (logs_h200_20261202f/r1_means.log; stage 1 / call in us, two alternating rounds,
+# B1 T8192 | B8 T1024): base-2 span sums, the stash for precomputed g, then fp16 factor products,
+# stacked. g 316.9 / 552.6 -> 310.4 / 541.2 -> 300.0 / 524.6 -> 301.1 / 518.2 | 317.1 / 454.5 ->
+# 311.0 / 447.8 -> 315.2 / 452.9 -> 319.8 / 459.7; softplus gate 343.6 / 556.0 -> 337.9 / 547.0 ->
+# 338.1 / 546.4 -> 329.6 / 538.4 | 343.1 / 476.2 -> 338.1 / 469.8 -> 338.0 / 471.0 -> 330.7 / 464.1.
+# All three kept (the B1 cells are the table's lowest; B8 g, the one loss, stays at 2.3x FLA).
+# maxnreg 128 on top (8 programs per SM, 44 bytes of spills): 301.1 -> 366.1 (g, B1), 329.6 -> 360.6
+# (gate): 168 stays.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168, "stash_g": True, "diag_anchor": True}
 INTRA_CANDIDATES = [
@@ -266,9 +279,10 @@ def _load_gated(q, k, g, dt_bias, tok, rmask, h, hv, cols, b_A, lower_bound,
 
 @triton.jit
 def _split_g(x):
-    """Log decays (fp32, <= 0) as fp16 ``hi + lo`` (~22 bits) for exact tensor-core products with 0/1
-    matrices; clamped at -2^15 (fp16 range), where ``e^x`` is 0 in fp32 anyway."""
-    return f16_hi_lo(tl.maximum(x, -32768.0))
+    """Log decays (fp32, <= 0) in base 2 (``x log2 e``: every use is an ``exp2``, so no exponential
+    multiplies its argument by log2 e again) as fp16 ``hi + lo`` (~22 bits) for exact tensor-core
+    products with 0/1 matrices; clamped at -2^15 (fp16 range), where ``2^x`` is 0 in fp32 anyway."""
+    return f16_hi_lo(tl.maximum(x * 1.4426950408889634, -32768.0))
 
 
 @triton.jit
@@ -279,9 +293,12 @@ def _span_sums(spans, g_hi, g_lo):
 
 
 @triton.jit
-def _log_decay(spans, g_hi, g_lo):
-    """``_span_sums`` over spans of g <= 0 alone, clamped at 0 (the split's rounding may leave +1e-12)."""
-    return tl.minimum(_span_sums(spans, g_hi, g_lo), 0.0)
+def _decay(spans, g_hi, g_lo):
+    """``2^x`` of ``_span_sums`` over spans of g <= 0 alone (``ex2.approx.ftz``). Not clamped at 0: every
+    term ``hi + lo`` of a row is <= 0 (``|lo| <= 2^-11 |hi|``) and the fp32 sums of terms of one sign
+    err by ~2^-22 of their size, so a sum is > 0 only where it is ~0 and the factor ~1; the clamp cost
+    8 instructions per element and product (sm_90)."""
+    return tl.exp2(_span_sums(spans, g_hi, g_lo))
 
 
 @triton.jit
@@ -300,7 +317,7 @@ def _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.const
     a = (ri // GRP) * GRP + ELL
     span = ((ri >= a) & (rt > a) & (rt <= ri)) | ((ri < a) & (rt > ri) & (rt <= a))
     e_mat = tl.broadcast_to(span.to(tl.float16)[None, :, :], (NS, BC, BC))
-    f3 = exp_ftz_tl(_log_decay(e_mat, g_hi, g_lo))
+    f3 = _decay(e_mat, g_hi, g_lo).to(k3.dtype)
     kf = (k3 * f3).to(DOT_DT)
     qf = (q3 * f3).to(DOT_DT)
     ii = tl.arange(0, BC)[None, :, None]
@@ -335,9 +352,9 @@ def _diag_anchored(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS: tl.constexpr, BC: tl.co
     above = (ri < a) & (rs > ri) & (rs <= a)       # (t, a]
     signed_span = tl.where(below, 1.0, tl.where(above, -1.0, 0.0))
     s_mat = tl.broadcast_to(signed_span.to(tl.float16)[None, :, :], (NS, BC, BC))
-    e_t = _span_sums(s_mat, g_hi, g_lo)                              # G_t - G_a, in [-40, 40]
-    f_l = exp_ftz_tl(e_t)
-    f_r = exp_ftz_tl(-e_t)
+    e_t = _span_sums(s_mat, g_hi, g_lo)                # (G_t - G_a) log2 e, in [-40, 40] log2 e
+    f_l = tl.exp2(e_t)
+    f_r = tl.exp2(-e_t)
     rt = tl.permute(tf32_rna(k3 * f_r), (0, 2, 1))                   # [NS, BK, BC]
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
@@ -374,6 +391,13 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     k3 = tl.reshape(b_k, (NS, BC, BK))
     g_hi = tl.reshape(s_hi, (NS, BC, BK))
     g_lo = tl.reshape(s_lo, (NS, BC, BK))
+    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)  # A_qk's diagonal, in fp32
+    if not DIAG_ANCHOR:
+        # the factored tiles as products of DOT_DT operands (fp16: HMUL2, two elements per
+        # instruction, no conversion after the product; the factor is rounded to fp16 once more than
+        # before, ~2^-11 relative). The anchored diagonal keeps fp32 q, k (its tf32 operands).
+        q3 = q3.to(DOT_DT)
+        k3 = k3.to(DOT_DT)
     # off-diagonal block (row block 1, column block 0; chunks of 32 have no other):
     # e^{G_i - G_j} = e^{G_i - G_e0} e^{G_e0 - G_j} with e0 the last row of block 0, i.e. the sums of
     # g over [r1, i] for a row i of block 1 (the left factor) and over (j, e0] for a row j of block 0
@@ -386,7 +410,7 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     if (ABL & 1) == 0:
         in_b1 = tl.arange(0, NS)[:, None, None] == 1
         m_off = tl.where(in_b1, jj <= ii, jj > ii).to(tl.float16)             # [NS, BC, BC]
-        f_off = exp_ftz_tl(_log_decay(m_off, g_hi, g_lo))
+        f_off = _decay(m_off, g_hi, g_lo).to(k3.dtype)
         kf_off = tl.reshape(k3 * f_off, (C, BK)).to(DOT_DT)
         qf_off = tl.reshape(q3 * f_off, (C, BK)).to(DOT_DT)
         acc_kk = tl.dot(kf_off, tl.trans(kf_off), acc_kk)
@@ -399,7 +423,6 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
         if (ABL & 2) == 0:
             for lvl in tl.static_range(LOG_BC):
                 dg_kk, dg_qk = _diag_level(g_hi, g_lo, k3, q3, dg_kk, dg_qk, NS, BC, BC // (2 << lvl), DOT_DT)
-    dg_qk += tl.where(ii == jj, tl.sum(q3 * k3, axis=2)[:, :, None], 0.0)  # A_qk's diagonal, in fp32
 
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
@@ -477,9 +500,9 @@ def chunk_intra_kernel(
     ssq_k = tl.zeros([C], dtype=tl.float32)
 
     # ---------------------------------------------------------------- pass 1: scores
-    # STASH_G: the gate is evaluated once. Pass 1 parks the gated g, split into its fp16 halves,
+    # STASH_G: g is loaded, gated and split once. Pass 1 parks the gated g, split into its fp16 halves,
     # in this chunk's qg / kg tiles (2 bytes per element each, written by pass 2 only after it has
-    # read them back, slice by slice); pass 2 then neither reloads g nor re-runs the gate.
+    # read them back, slice by slice); pass 2 then neither reloads g nor re-runs the gate or the split.
     slot = pid.to(tl.int64)
     stash_hi = (qg_out + hv64 * s_qg + slot * C * K).to(tl.pointer_type(tl.float16))
     stash_lo = (kg_out + hv64 * s_kg + slot * C * K).to(tl.pointer_type(tl.float16))
@@ -552,11 +575,9 @@ def chunk_intra_kernel(
         b_k = b_k * rk[:, None]
         # G = L g and G_C - G = U g with L (U) the (strictly upper) triangle of ones: fp16 dots of
         # g = hi + lo with fp32 accumulation (exact products, ~22-bit g); g >= -2^15 keeps hi finite
-        # and changes nothing (e^-32768 is 0 in fp32 already)
-        g_cum = _log_decay(tri_incl, g_hi, g_lo)
-        g_rest = _log_decay(tri_after, g_hi, g_lo)
-        e_g = exp_ftz_tl(g_cum)
-        e_kg = exp_ftz_tl(g_rest)
+        # and changes nothing (2^-32768 is 0 in fp32 already)
+        e_g = _decay(tri_incl, g_hi, g_lo)
+        e_kg = _decay(tri_after, g_hi, g_lo)
         o_ck = slot * C * K + rr[:, None] * K + cols[None, :]
         x = b_k * e_g * b_beta[:, None]
         b_w = tl.dot(t_inv, x, input_precision=INV_PREC)
