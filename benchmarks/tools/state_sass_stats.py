@@ -6,6 +6,7 @@ fp16 splits), counted through register def-use.
 
     python benchmarks/tools/state_sass_stats.py <tree> [<tree> ...]   # e.g. git worktrees of branches
 """
+import collections
 import os
 import re
 import subprocess
@@ -25,21 +26,32 @@ BIN = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin")
 
 
 def loop_stats(sass: str) -> dict:
-    """Counts over the first loop body (from ``.L_x_1:`` to the branch back to it)."""
+    """Counts over the first loop body (from ``.L_x_1:`` to the branch back to it): instructions,
+    wgmma instructions and waits, reciprocals, the longest max / shuffle chain, the wgmma groups in
+    issue order (``HGMMA`` count between an ``ARRIVE`` and its wait) and the top opcodes."""
     lines = sass.split("\n")
     start = next(i for i, line in enumerate(lines) if line.startswith(".L_x_1:"))
     depth, longest, counts = {}, 0, {"HGMMA": 0, "WARPGROUP.DEPBAR": 0, "MUFU.RCP": 0}
+    ops, groups = collections.Counter(), []
     for line in lines[start + 1:]:
         if "BRA" in line and ".L_x_1" in line:
             break
         for op in counts:
             counts[op] += op in line
+        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
+        if m:
+            ops[m.group(2)] += 1
+        if "WARPGROUP.ARRIVE" in line:
+            groups.append(0)
+        elif "HGMMA" in line and groups:
+            groups[-1] += 1
         m = re.search(r"\s(FMNMX|SHFL\.\w+)\s+(R\d+),\s*(.*);", line)
         if m:
             d = 1 + max([depth.get(r, 0) for r in re.findall(r"R\d+", m.group(3))] + [0])
             depth[m.group(2)] = d
             longest = max(longest, d)
-    return dict(counts, longest_max_chain=longest)
+    return dict(counts, longest_max_chain=longest, instructions=sum(ops.values()), wgmma_groups=groups,
+                top=ops.most_common(12))
 
 
 def main() -> None:
