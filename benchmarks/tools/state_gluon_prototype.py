@@ -18,11 +18,13 @@ power-of-two row scales, ``split_ws`` off, ``split_kv`` on, u in tf32). Tiles co
 ring of ``STAGES`` chunks with one mbarrier each. Untested on a GPU when written (offline sm_90
 compile only); on the H200:
 
-    PYTHONPATH=$PWD python3 benchmarks/tools/state_gluon_prototype.py [--T 8192] [--stages 2]
+    PYTHONPATH=$PWD python3 benchmarks/tools/state_gluon_prototype.py [--cases B1_T8192,B8_T1024]
+        [--stages 2,3] [--modes g,gate]
 
-prints o's and the final state's relative difference to ``chunk_state_kernel`` (same scratch) and
-CUDA-graph medians of both state launches. ``--offline`` (no GPU needed) compiles it for sm_90 and
-prints shared memory, registers, spills and the wgmma groups and waits of the chunk loop.
+prints, per case, CUDA-graph medians of ``chunk_state_kernel`` (one launch) and of the prototype on
+the same scratch, and o's and the final states' relative difference between them. ``--offline`` (no
+GPU needed) compiles it for sm_90 and prints shared memory, registers, spills and the wgmma groups
+and waits of the chunk loop.
 """
 import argparse
 import os
@@ -70,13 +72,18 @@ def _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, row_ck, row_cc, tok, vcol, ba
 
 
 @gluon.jit
-def state_gluon_kernel(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, gc, o, ht, rows_ck, rows_cc, s_gc, NC,
+def state_gluon_kernel(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, gc, o, ht, rows_ck, rows_cc, s_gc, NT,
                        HV: gl.constexpr, K: gl.constexpr, V: gl.constexpr, C: gl.constexpr, BV: gl.constexpr,
                        STAGES: gl.constexpr):
-    """Grid ``(HV, V // BV)``; 4 warps. ``rows_ck`` / ``rows_cc``: rows per head of the 2-D views of
-    the ``[C, K]`` and ``[C, C]`` scratch tiles; ``ht`` fp32 ``[HV, K, V]``."""
+    """Grid ``(HV, V // BV, B)``, B dense sequences of ``NT`` chunks each; 4 warps. ``rows_ck`` /
+    ``rows_cc``: rows per head of the 2-D views of the ``[C, K]`` and ``[C, C]`` scratch tiles; ``ht``
+    fp32 ``[B, HV, K, V]``."""
     hv = gl.program_id(0)
     vb = gl.program_id(1)
+    n = gl.program_id(2)
+    r_ck = hv * rows_ck + n * NT * C   # the sequence's first chunk slot (n * NT) in rows
+    r_cc = hv * rows_cc + n * NT * C
+    t0 = n * NT * C
     L_K: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, K, 16])
     L_C: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, C, 16])
     A_K16: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=L_K, k_width=2)
@@ -96,17 +103,19 @@ def state_gluon_kernel(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, gc, o, ht, rows_ck, ro
     fence_async_shared()
     vcol = hv * V + vb * BV
     for j in gl.static_range(STAGES):
-        _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, hv * rows_ck + j * C, hv * rows_cc + j * C, j * C, vcol,
+        _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, r_ck + j * C, r_cc + j * C, t0 + j * C, vcol,
                     ready.index(j), w_s.index(j), qg_s.index(j), kg_s.index(j), tb_s.index(j), aqk_s.index(j),
-                    v_s.index(j), j < NC)
+                    v_s.index(j), j < NT)
 
     rk = gl.arange(0, K, layout=gl.SliceLayout(0, L_K))
-    rv_c = vb * BV + gl.arange(0, BV, layout=gl.SliceLayout(1, L_C))
-    rc = gl.arange(0, C, layout=gl.SliceLayout(0, L_C))
+    O_L: gl.constexpr = gl.BlockedLayout(size_per_thread=[2, 1], threads_per_warp=[32, 1], warps_per_cta=[1, 4],
+                                         order=[0, 1])
+    rv_o = vb * BV + gl.arange(0, BV, layout=gl.SliceLayout(1, O_L))
+    rc_o = gl.arange(0, C, layout=gl.SliceLayout(0, O_L))
     zero_c = gl.zeros([BV, C], gl.float32, L_C)
     zero_k = gl.zeros([BV, K], gl.float32, L_K)
     st = gl.zeros([BV, K], gl.float32, L_K)                                   # S^T
-    for c in range(NC):
+    for c in range(NT):
         s = c % STAGES
         mbarrier.wait(ready.index(s), (c // STAGES) & 1)
         vt = v_s.index(s).permute((1, 0)).load(A_C32)                         # v^T [BV, C]
@@ -126,23 +135,25 @@ def state_gluon_kernel(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, gc, o, ht, rows_ck, ro
                              is_async=True)
         kv_t = warpgroup_mma(gl.convert_layout(v_hi, A_K16), kg_s.index(s), zero_k, is_async=True)
         kv_t = warpgroup_mma(gl.convert_layout(v_lo, A_K16), kg_s.index(s), kv_t, is_async=True)
-        g_c = gl.load(gc + hv * s_gc + c * K + rk)
+        g_c = gl.load(gc + hv * s_gc + (n * NT + c) * K + rk)
         inv_v_k = gl.convert_layout(inv_v, gl.SliceLayout(1, L_K))
         kv_t, qs_t, ov_t = warpgroup_mma_wait(num_outstanding=0, deps=[kv_t, qs_t, ov_t, w_s.index(s), qg_s.index(s),
                                                                        kg_s.index(s), tb_s.index(s), aqk_s.index(s),
                                                                        v_s.index(s)])
         st = st * gl.expand_dims(g_c, 0) + kv_t * gl.expand_dims(inv_v_k, 1)
         o_t = qs_t * gl.expand_dims(inv_s, 1) + ov_t * gl.expand_dims(inv_v, 1)
-        tok = c * C + rc
-        gl.store(o + (gl.expand_dims(tok, 0) * HV + hv) * V + gl.expand_dims(rv_c, 1), o_t.to(o.dtype.element_ty))
+        # stored from a layout whose lanes run along V (o's contiguous axis); from the accumulator's
+        # each thread would store 16 scattered 2-byte values per step
+        o_t = gl.convert_layout(o_t.to(o.dtype.element_ty), O_L)
+        gl.store(o + (gl.expand_dims(t0 + c * C + rc_o, 0) * HV + hv) * V + gl.expand_dims(rv_o, 1), o_t)
         nxt = c + STAGES
-        _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, hv * rows_ck + nxt * C, hv * rows_cc + nxt * C, nxt * C,
+        _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, r_ck + nxt * C, r_cc + nxt * C, t0 + nxt * C,
                     vcol, ready.index(s), w_s.index(s), qg_s.index(s), kg_s.index(s), tb_s.index(s),
-                    aqk_s.index(s), v_s.index(s), nxt < NC)
+                    aqk_s.index(s), v_s.index(s), nxt < NT)
     for j in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(j))
     rv_k = vb * BV + gl.arange(0, BV, layout=gl.SliceLayout(1, L_K))
-    gl.store(ht + hv * K * V + gl.expand_dims(rk, 0) * V + gl.expand_dims(rv_k, 1), st)
+    gl.store(ht + (n * HV + hv) * K * V + gl.expand_dims(rk, 0) * V + gl.expand_dims(rv_k, 1), st)
 
 
 def _rows_view(t, width):
@@ -182,7 +193,7 @@ def offline(stages, K=128, V=128, C=32, BV=64, HV=32):
     sig = dict(w_d=desc((4096, K), [C, K], *f16), qg_d=desc((4096, K), [C, K], *f16), kg_d=desc((4096, K), [C, K], *f16),
                tb_d=desc((4096, C), [C, C], torch.float32, gl.float32), aqk_d=desc((4096, C), [C, C], *f16),
                v_d=desc((4096, HV * V), [C, BV], torch.bfloat16, gl.bfloat16),
-               gc="*fp32", o="*bf16", ht="*fp32", rows_ck="i32", rows_cc="i32", s_gc="i32", NC="i32")
+               gc="*fp32", o="*bf16", ht="*fp32", rows_ck="i32", rows_cc="i32", s_gc="i32", NT="i32")
     const = dict(HV=HV, K=K, V=V, C=C, BV=BV, STAGES=stages)
     sig.update({k: "constexpr" for k in const})
     k = triton.compile(GluonASTSource(state_gluon_kernel, sig, const), target=GPUTarget("cuda", 90, 32),
@@ -210,53 +221,62 @@ def offline(stages, K=128, V=128, C=32, BV=64, HV=32):
           + "; ".join(" ".join(g) for g in loops))
 
 
+def compare(bk, chunk_mod, rel_err, B, T, mode, stages_list, BV=64):
+    """One case: stage 1 once, then ``chunk_state_kernel`` (one launch, no parts) and the prototype on
+    the same scratch: their differences and graph medians."""
+    c = bk.make_case(B, T, mode)
+    ht_ref = torch.empty(B, bk.HV, bk.K, bk.V, device="cuda")
+    o_ref = torch.empty_like(c["v"])
+    kw = dict(scale=bk.K ** -0.5, cu_seqlens=None, h0=None, h0_indices=None, ht=ht_ref, ht_indices=None,
+              state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False, gate=bk.GATE_OF_MODE[mode],
+              A_log=c["A_log"], dt_bias=c["dt_bias"], lower_bound=None, out=o_ref, intra_config=None,
+              state_config=None)
+    p = chunk_mod._plan(c["q"], c["k"], c["v"], c["g"], c["beta"], **kw)
+    chunk_mod._launch_intra(p)
+    chunk_mod._launch_state(p)
+    torch.cuda.synchronize()
+    t_ref = bk.bench_graph(lambda: chunk_mod._launch_state(p), 40)
+    print(f"B{B} T{T} {mode}: chunk_state_kernel {p['sc']}: {t_ref * 1e3:.1f} us", flush=True)
+    d = descriptors(p, BV)
+    for stages in stages_list:
+        o = torch.empty_like(o_ref)
+        ht = torch.empty_like(ht_ref)
+
+        def ours():
+            state_gluon_kernel[(p["HV"], p["V"] // BV, B)](
+                d["w"], d["qg"], d["kg"], d["tb"], d["aqk"], d["v"], p["gc"], o, ht, d["rows_ck"], d["rows_cc"],
+                p["gc"].stride(0), p["NT"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STAGES=stages,
+                num_warps=4)
+
+        ours()
+        torch.cuda.synchronize()
+        t = bk.bench_graph(ours, 40)
+        print(f"  gluon prototype, {stages} stages: {t * 1e3:.1f} us ({t_ref / t:.2f}x); o rel diff "
+              f"{rel_err(o, o_ref):.3e}, state rel diff {rel_err(ht, ht_ref):.3e}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--T", type=int, default=8192)
-    ap.add_argument("--stages", type=int, default=2)
-    ap.add_argument("--mode", default="g")
+    ap.add_argument("--cases", default="B1_T8192,B8_T1024,B1_T32768,B4_T4096")
+    ap.add_argument("--stages", default="2,3")
+    ap.add_argument("--modes", default="g")
     ap.add_argument("--offline", action="store_true")
     args = ap.parse_args()
+    stages = [int(x) for x in args.stages.split(",")]
     if args.offline:
-        return offline(args.stages)
+        for st in stages:
+            offline(st)
+        return
     sys.path.insert(0, "benchmarks")
     import bench_kda_prefill as bk
     from kimiops.kda.kernels import chunk as chunk_mod
     from kimiops.testing import rel_err
 
-    c = bk.make_case(1, args.T, args.mode)
-    ht_ref = torch.empty(1, bk.HV, bk.K, bk.V, device="cuda")
-    o_ref = torch.empty_like(c["v"])
-    fwd = bk.ours_fn(c, ht_ref, o_ref)
-    fwd()
-    args_ = (c["q"], c["k"], c["v"], c["g"], c["beta"])
-    kw = dict(scale=bk.K ** -0.5, cu_seqlens=None, h0=None, h0_indices=None, ht=ht_ref, ht_indices=None,
-              state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False, gate=bk.GATE_OF_MODE[args.mode],
-              A_log=c["A_log"], dt_bias=c["dt_bias"], lower_bound=None, out=o_ref, intra_config=None,
-              state_config=None)
-    p = chunk_mod._plan(*args_, **kw)
-    chunk_mod._launch_intra(p)
-    chunk_mod._launch_state(p)
-    torch.cuda.synchronize()
-    BV = 64
-    d = descriptors(p, BV)
-    o = torch.empty_like(o_ref)
-    ht = torch.empty(bk.HV, bk.K, bk.V, device="cuda")
-
-    def ours():
-        state_gluon_kernel[(p["HV"], p["V"] // BV)](
-            d["w"], d["qg"], d["kg"], d["tb"], d["aqk"], d["v"], p["gc"], o, ht, d["rows_ck"], d["rows_cc"],
-            p["gc"].stride(0), p["NC"], HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], BV=BV, STAGES=args.stages,
-            num_warps=4)
-
-    ours()
-    torch.cuda.synchronize()
-    print(f"T {args.T} mode {args.mode}: o rel diff {rel_err(o, o_ref):.3e}, "
-          f"state rel diff {rel_err(ht, ht_ref[0]):.3e}")
-    t_ref = bk.bench_graph(lambda: chunk_mod._launch_state(p), 40)
-    t_ours = bk.bench_graph(ours, 40)
-    print(f"state stage graph medians: chunk_state_kernel {t_ref * 1e3:.1f} us, gluon prototype "
-          f"{t_ours * 1e3:.1f} us ({t_ref / t_ours:.2f}x)")
+    print(f"device {torch.cuda.get_device_name()}, triton {triton.__version__}")
+    for case in args.cases.split(","):
+        B, T = (int(x[1:]) for x in case.split("_"))
+        for mode in args.modes.split(","):
+            compare(bk, chunk_mod, rel_err, B, T, mode, stages)
 
 
 if __name__ == "__main__":
