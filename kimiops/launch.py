@@ -157,6 +157,16 @@ def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
             kwargs = dict(kwargs, num_stages=stages - 1)
 
 
+def launch_untracked(kernel, grid: tuple, *args, **kwargs):
+    """``kernel[grid](*args, **kwargs)`` through Triton's own path, for kernels whose arguments the
+    fast path does not cache (a Gluon kernel's TMA descriptors); a :func:`recording` gets ``None``
+    for it (nothing to repeat). Returns the compiled kernel."""
+    record = getattr(_RECORDER, "into", None)
+    if record is not None:
+        record.append(None)
+    return _jit_launch(kernel, grid, args, kwargs)
+
+
 def launch(kernel, grid: tuple, *args, **kwargs):
     """``kernel[grid](*args, **kwargs)``; returns the compiled kernel.
 

@@ -109,11 +109,15 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
 STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False,
-                       "split_kv": True, "pow2_scale": False}
+                       "split_kv": True, "pow2_scale": False, "gluon": False, "gluon_stages": 2}
 # In pipelined parts (``chunk.py``) the launcher gives the wide tile 4 stages instead
 # (``PIPELINE_CONFIG["state_stages"]``: one state CTA per SM beside stage 1).
+# gluon: run the wide tile as ``chunk_state_gluon.py``'s kernel (Hopper; its off-chain products
+# asynchronous) with a ring of ``gluon_stages`` chunks, where it applies (``chunk.gluon_applies``: the
+# wide tile only; the other configs carry the keys so that every config names the same ones). Off:
+# written in the thirty-ninth session without a GPU, not yet measured (docs/prefill.md).
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
-                     "split_kv": True, "pow2_scale": True}
+                     "split_kv": True, "pow2_scale": True, "gluon": False, "gluon_stages": 2}
 # Head dim K = 256 (the issue asks for it where it costs little; Kimi checkpoints use 128). The wide
 # tile's S^T [64, 256] does not fit the registers (offline sm_90, triton 3.6: 1.1 KB of spills at 2
 # or 3 stages; BV 32 with 4 warps: 255 registers, no spills, 72 KiB of shared memory at 2 stages;
@@ -128,7 +132,7 @@ STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True
 #   | BV 64, 8 warps, 2 stages (68 B of spills)                      | 1.534 / 2.036 |
 # FLA 1.200 / 2.327 ms in the same run; B1 in one part 1.073.
 STATE_CONFIG_K256 = {"BV": 32, "num_warps": 4, "num_stages": 2, "hi_first": True, "split_ws": False,
-                     "split_kv": True, "pow2_scale": True}
+                     "split_kv": True, "pow2_scale": True, "gluon": False, "gluon_stages": 2}
 
 
 def state_config_for(K: int) -> dict:

@@ -1,0 +1,109 @@
+"""The Gluon state stage (``chunk_state_gluon.py``, opt-in with ``STATE_CONFIG_WIDE["gluon"]``).
+
+CPU: it builds for sm_90 (offline, Triton's bundled ptxas) for every feature combination the
+launcher can ask for, and the launcher takes it exactly where it applies. GPU: it gives what the
+Triton wide kernel gives (the same products, summed in another order) for dense and varlen batches,
+pools with -1 and untouched slots, V-first states, pipelined parts and fp16 v.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from kimiops.kda.kernels import chunk_state_gluon as csg
+from kimiops.kda.kernels.chunk import NUMERICS_CONFIG, gluon_applies
+from kimiops.kda.kernels.chunk_state import STATE_CONFIG_WIDE
+from kimiops.testing import rel_err
+
+from test_chunk_kernel import POISON, _parts, bits, make_inputs, plan_for, run
+
+GLUON = dict(STATE_CONFIG_WIDE, gluon=True)
+pytestmark = pytest.mark.skipif(not csg.available(), reason="this triton has no Gluon Hopper layer")
+
+
+_TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "tools", "state_gluon_compile.py")
+
+
+def test_builds_for_sm90_with_two_waits_per_chunk():
+    """Feature sets the launcher can ask for compile for sm_90 (offline, Triton's ptxas; in a process
+    without the interpreter); the chunk loop keeps its point, two wgmma waits, and ptxas spills at
+    most a few words."""
+    sets = ["none", "all", "IS_VARLEN,ORDERED,HAS_H0,HAS_H0_IDX,HAS_HT,HAS_HT_IDX",
+            "STATE_V_FIRST,HAS_H0,HAS_HT,PARTED,PDL", "V_TILES_ADJACENT,HAS_HT"]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    r = subprocess.run([sys.executable, _TOOL, *sets], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    builds = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(builds) == len(sets)
+    for b in builds:
+        assert b["waits"] == 2 and b["wgmma"] >= 6, b
+        assert b["spill_bytes"] <= 16 and b["shared"] <= 113 * 1024, b  # two programs per SM (227 KB)
+
+
+def test_launcher_takes_it_only_where_it_applies():
+    """Off by default; asked for, only on an sm90 CUDA device, with the wide config's numerics, K / V
+    within 64..128, bf16 / fp16 v and no state snapshots."""
+    inp = make_inputs(1, 64, 2, 2, 128, 128, "softplus", torch.float32, "cpu", seed=5)
+    assert not STATE_CONFIG_WIDE["gluon"]
+    assert not gluon_applies(plan_for(inp))
+    assert not gluon_applies(plan_for(inp, state_config={"gluon": True}))  # CPU tensors
+    fake = dict(plan_for(inp, state_config={"gluon": True}))
+    assert NUMERICS_CONFIG["inv_prec"] == "tf32"
+    for change in ({"K": 256}, {"V": 96}, {"track": torch.empty(1)}):
+        assert not gluon_applies(dict(fake, **change))
+
+
+# --------------------------------------------------------------------------- GPU
+
+
+def _call(inp, sc, **kw):
+    ht = kw.pop("ht")
+    out = torch.empty_like(inp["v"])
+    run(inp, gate="softplus", scale=0.1, out=out, ht=ht, state_config=sc, **kw)
+    torch.cuda.synchronize()
+    return out, ht
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("B,T,vdt,vfirst", [(1, 4096, torch.bfloat16, False), (3, 100, torch.bfloat16, True),
+                                            (2, 777, torch.float16, False)])
+def test_gpu_dense_matches_triton(B, T, vdt, vfirst):
+    """Dense batches (a partial last chunk, V-first states, fp16 v): o and the final states within
+    1e-5 of the Triton wide kernel's."""
+    inp = make_inputs(B, T, 2, 4, 128, 128, "softplus", vdt, "cuda", seed=7, mild=False)
+    assert gluon_applies(plan_for(inp, state_config=GLUON))
+    shape = (B, 4, 128, 128)
+    ref = _call(inp, STATE_CONFIG_WIDE, ht=torch.full(shape, POISON, device="cuda"), state_v_first=vfirst)
+    got = _call(inp, GLUON, ht=torch.full(shape, POISON, device="cuda"), state_v_first=vfirst)
+    assert rel_err(got[0], ref[0]) < 1e-5 and rel_err(got[1], ref[1]) < 1e-5
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_parts", [1, 3])
+def test_gpu_varlen_pool_parts_match_triton(n_parts):
+    """Varlen with lengths 0, 1, 31, 32, 33, 1000, a pool read and written through indices with -1
+    (padding) and slots no sequence names (stay poisoned, bit for bit), in one part or three."""
+    lens = [1000, 0, 31, 1, 32, 33]
+    cu = torch.tensor([0] + list(itertools.accumulate(lens)), dtype=torch.int32, device="cuda")
+    inp = make_inputs(1, int(cu[-1]), 2, 4, 128, 128, "softplus", torch.bfloat16, "cuda", seed=3, mild=False)
+    idx = torch.tensor([3, 0, 7, -1, 5, 1], dtype=torch.int32, device="cuda")
+    init = torch.randn(9, 4, 128, 128, device="cuda")
+    for s in (2, 4, 6, 8):
+        init[s] = POISON
+    results = []
+    for sc in (STATE_CONFIG_WIDE, GLUON):
+        pool = init.clone()
+        out, _ = _call(inp, sc, ht=pool, cu_seqlens=cu, h0=pool, h0_indices=idx, ht_indices=idx,
+                       pipeline_config=_parts(n_parts))
+        results.append((out, pool))
+    (o_ref, p_ref), (o, p) = results
+    assert rel_err(o, o_ref) < 1e-5
+    named = [0, 1, 3, 5, 7]
+    assert rel_err(p[named], p_ref[named]) < 1e-5
+    assert torch.equal(bits(p[[2, 4, 6, 8]]), bits(init[[2, 4, 6, 8]]))
