@@ -3,7 +3,8 @@ off-chain products asynchronous) side by side on the H200: per case, stage 1 onc
 launches (one launch each, no parts) on the same scratch: CUDA-graph medians, and o's and the final
 states' relative differences between them (the same products summed in another order: ~1e-6).
 
-    PYTHONPATH=$PWD python3 benchmarks/tools/state_gluon_ab.py [--cases B1_T8192,B8_T1024] [--stages 2,3] [--modes g,gate]
+    PYTHONPATH=$PWD python3 benchmarks/tools/state_gluon_ab.py [--cases B1_T8192,B8_T1024] [--stages 2,3]
+        [--modes g,gate]
 """
 import argparse
 import os
@@ -39,8 +40,8 @@ def compare(B, T, mode, stages_list):
         chunk_mod._launch_state(q)
         torch.cuda.synchronize()
         t = bk.bench_graph(lambda: chunk_mod._launch_state(q), 40)
-        print(f"  gluon, {stages} stages: {t * 1e3:.1f} us ({t_ref / t:.2f}x); o rel diff {rel_err(q['o'], o_ref):.3e}, "
-              f"state rel diff {rel_err(q['ht'], ht_ref):.3e}", flush=True)
+        print(f"  gluon, {stages} stages: {t * 1e3:.1f} us ({t_ref / t:.2f}x); "
+              f"o rel diff {rel_err(q['o'], o_ref):.3e}, state rel diff {rel_err(q['ht'], ht_ref):.3e}", flush=True)
 
 
 def main():

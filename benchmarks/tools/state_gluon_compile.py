@@ -29,7 +29,8 @@ FLAGS = ("STATE_V_FIRST", "HAS_H0", "HAS_H0_IDX", "HAS_HT", "HAS_HT_IDX", "IS_VA
 
 
 def _desc(shape, block, dt, gdt):
-    d = csg.TensorDescriptor.from_tensor(torch.empty(shape, dtype=dt), block, gl.NVMMASharedLayout.get_default_for(block, gdt))
+    d = csg.TensorDescriptor.from_tensor(torch.empty(shape, dtype=dt), block,
+                                         gl.NVMMASharedLayout.get_default_for(block, gdt))
     return native_specialize_impl(CUDABackend, d, False, True, True)[0]
 
 

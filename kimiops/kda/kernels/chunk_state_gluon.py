@@ -151,8 +151,8 @@ if gluon is not None:
                 if HAS_H0_IDX:
                     i0 = gl.load(h0_indices + n).to(gl.int64)
                 if i0 >= 0:
-                    st = gl.load(h0 + (i0 * HV + hv64) * K * V + _state_offsets(vb, K, V, L_K, STATE_V_FIRST))
-                    st = st.to(gl.float32)
+                    h0_tile = h0 + (i0 * HV + hv64) * K * V + _state_offsets(vb, K, V, L_K, STATE_V_FIRST)
+                    st = gl.load(h0_tile).to(gl.float32)
         if PARTED:
             if slot0 < slot_lo:  # written by another launch
                 st = gl.load(carry + hv64 * s_carry + n64 * K * V + _state_offsets(vb, K, V, L_K, False),
