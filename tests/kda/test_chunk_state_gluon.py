@@ -16,6 +16,7 @@ import sys
 import pytest
 import torch
 
+from kimiops.kda.kernels import chunk as chunk_mod
 from kimiops.kda.kernels import chunk_state_gluon as csg
 from kimiops.kda.kernels.chunk import NUMERICS_CONFIG, gluon_applies
 from kimiops.kda.kernels.chunk_state import STATE_CONFIG_WIDE
@@ -46,17 +47,21 @@ def test_builds_for_sm90_with_two_waits_per_chunk():
         assert b["spill_bytes"] <= 16 and b["shared"] <= 113 * 1024, b  # two programs per SM (227 KB)
 
 
-def test_launcher_takes_it_only_where_it_applies():
-    """Off by default; asked for, only on an sm90 CUDA device, with the wide config's numerics, K / V
-    within 64..128, bf16 / fp16 v and no state snapshots."""
-    inp = make_inputs(1, 64, 2, 2, 128, 128, "softplus", torch.float32, "cpu", seed=5)
+def test_launcher_takes_it_only_where_it_applies(monkeypatch):
+    """Off by default; asked for, only on an sm90 device (here faked), with the wide config's numerics,
+    K and V within 64..128, bf16 / fp16 v and no state snapshots."""
+    inp = make_inputs(1, 64, 2, 2, 128, 128, "softplus", torch.bfloat16, "cpu", seed=5)
     assert not STATE_CONFIG_WIDE["gluon"]
+    assert not gluon_applies(plan_for(inp, state_config={"gluon": True}))  # a CPU device
+    monkeypatch.setattr(chunk_mod, "device_family", lambda device: "sm90")
     assert not gluon_applies(plan_for(inp))
-    assert not gluon_applies(plan_for(inp, state_config={"gluon": True}))  # CPU tensors
-    fake = dict(plan_for(inp, state_config={"gluon": True}))
+    asked = plan_for(inp, state_config={"gluon": True})
+    assert gluon_applies(asked)
     assert NUMERICS_CONFIG["inv_prec"] == "tf32"
-    for change in ({"K": 256}, {"V": 96}, {"track": torch.empty(1)}):
-        assert not gluon_applies(dict(fake, **change))
+    for change in ({"K": 256}, {"V": 96}, {"track": torch.empty(1)}, {"v": inp["v"].float()},
+                   {"sc": dict(asked["sc"], BV=16)}, {"sc": dict(asked["sc"], split_ws=True)},
+                   {"sc": dict(asked["sc"], pow2_scale=False)}):
+        assert not gluon_applies(dict(asked, **change)), change
 
 
 # --------------------------------------------------------------------------- GPU

@@ -361,8 +361,7 @@ def gluon_applies(p) -> bool:
     config's numerics, K and V multiples of 64 up to 128, bf16 / fp16 v, fp16 scratch, no state
     snapshots)."""
     sc = p["sc"]
-    return (bool(sc.get("gluon")) and gluon_available() and p["v"].is_cuda
-            and device_family(p["v"].device) == "sm90"
+    return (bool(sc.get("gluon")) and gluon_available() and device_family(p["v"].device) == "sm90"
             and p["K"] in (64, 128) and p["V"] % GLUON_BV == 0 and p["V"] <= 128
             and p["v"].dtype in (torch.bfloat16, torch.float16) and p["v"].is_contiguous()
             and p["w"].dtype == torch.float16 and p.get("track") is None

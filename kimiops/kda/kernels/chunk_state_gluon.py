@@ -70,6 +70,13 @@ if gluon is not None:
             return gl.expand_dims(rk, 0) * V + gl.expand_dims(rv, 1)
 
     @gluon.jit
+    def _pool_slot(indices, n, HAS_IDX: gl.constexpr):
+        """Pool slot of sequence ``n`` (int64): ``indices[n]`` (-1: none), or ``n`` without indices."""
+        if HAS_IDX:
+            return gl.load(indices + n).to(gl.int64)
+        return n.to(gl.int64)
+
+    @gluon.jit
     def _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, row_ck, row_cc, tok, vcol, bar, ring, j, pred):
         """TMA of one chunk's tiles into slot ``j`` of the ring, completing on ``bar``."""
         nbytes: gl.constexpr = (3 * w_d.block_type.nbytes + tb_d.block_type.nbytes + aqk_d.block_type.nbytes
@@ -147,9 +154,7 @@ if gluon is not None:
         # (the state's offsets are formed where they are used: held across the loop they spilled)
         if HAS_H0:
             if starts_here:
-                i0 = n64
-                if HAS_H0_IDX:
-                    i0 = gl.load(h0_indices + n).to(gl.int64)
+                i0 = _pool_slot(h0_indices, n, HAS_H0_IDX)
                 if i0 >= 0:
                     h0_tile = h0 + (i0 * HV + hv64) * K * V + _state_offsets(vb, K, V, L_K, STATE_V_FIRST)
                     st = gl.load(h0_tile).to(gl.float32)
@@ -228,9 +233,7 @@ if gluon is not None:
 
         if HAS_HT:
             if ends_here:
-                i1 = n64
-                if HAS_HT_IDX:
-                    i1 = gl.load(ht_indices + n).to(gl.int64)
+                i1 = _pool_slot(ht_indices, n, HAS_HT_IDX)
                 if i1 >= 0:
                     gl.store(ht + (i1 * HV + hv64) * K * V + _state_offsets(vb, K, V, L_K, STATE_V_FIRST),
                              st.to(ht.dtype.element_ty))
