@@ -3,7 +3,7 @@ GPU needed: for each feature set named, one line of JSON with the flags, shared 
 spilled bytes and, in the PTX, the wgmma instructions and waits. Run it without
 ``TRITON_INTERPRET`` (the interpreter replaces the kernel's helpers); the CPU tests call it so.
 
-    python benchmarks/tools/state_gluon_compile.py [--stages 2] [FLAG,FLAG,... | none | all] ...
+    python benchmarks/tools/state_gluon_compile.py [--stages 2] [--shapes 128x128,64x64] [FLAG,FLAG,... | none | all] ...
 """
 import argparse
 import json
@@ -54,7 +54,7 @@ def build(on: set, stages: int, K: int = 128, V: int = 128, C: int = 32, HV: int
             f.write(ptx)
         r = subprocess.run([ptxas, "-arch=sm_90a", "-v", path, "-o", os.path.join(d, "k.cubin")],
                            capture_output=True, text=True, check=True)
-    return dict(flags=sorted(on), stages=stages, shared=kernel.metadata.shared,
+    return dict(flags=sorted(on), K=K, V=V, stages=stages, shared=kernel.metadata.shared,
                 registers=int(re.search(r"Used (\d+) registers", r.stderr).group(1)),
                 spill_bytes=int(re.search(r"(\d+) bytes spill stores", r.stderr).group(1)),
                 wgmma=len(re.findall(r"wgmma\.mma_async", ptx)), waits=len(re.findall(r"wgmma\.wait_group", ptx)))
@@ -63,14 +63,17 @@ def build(on: set, stages: int, K: int = 128, V: int = 128, C: int = 32, HV: int
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stages", type=int, default=2)
+    ap.add_argument("--shapes", default="128x128", help="head dims KxV, comma-separated")
     ap.add_argument("sets", nargs="*", default=["none", "all"])
     args = ap.parse_args()
-    for s in args.sets:
-        on = set() if s == "none" else set(FLAGS) if s == "all" else set(s.split(","))
-        unknown = on - set(FLAGS)
-        if unknown:
-            raise SystemExit(f"unknown flags {sorted(unknown)}; known: {FLAGS}")
-        print(json.dumps(build(on, args.stages)), flush=True)
+    for shape in args.shapes.split(","):
+        K, V = (int(x) for x in shape.split("x"))
+        for s in args.sets:
+            on = set() if s == "none" else set(FLAGS) if s == "all" else set(s.split(","))
+            unknown = on - set(FLAGS)
+            if unknown:
+                raise SystemExit(f"unknown flags {sorted(unknown)}; known: {FLAGS}")
+            print(json.dumps(build(on, args.stages, K=K, V=V)), flush=True)
 
 
 if __name__ == "__main__":

@@ -358,12 +358,13 @@ def _state_constexprs(p):
 def gluon_applies(p) -> bool:
     """Whether the call's state stage runs ``chunk_state_gluon_kernel``: asked for by the state
     config (``gluon``), on a Hopper GPU with Gluon, and within what that kernel covers (the wide
-    config's numerics, K and V multiples of 64 up to 128, bf16 / fp16 v, fp16 scratch, no state
-    snapshots)."""
+    config's numerics, K and V multiples of 64 up to 128, contiguous 16-byte-aligned bf16 / fp16 v,
+    fp16 scratch, no state snapshots)."""
     sc = p["sc"]
     return (bool(sc.get("gluon")) and gluon_available() and device_family(p["v"].device) == "sm90"
             and p["K"] in (64, 128) and p["V"] % GLUON_BV == 0 and p["V"] <= 128
             and p["v"].dtype in (torch.bfloat16, torch.float16) and p["v"].is_contiguous()
+            and p["v"].data_ptr() % 16 == 0  # a TMA descriptor's base
             and p["w"].dtype == torch.float16 and p.get("track") is None
             and sc["BV"] == GLUON_BV and not sc["split_ws"] and sc["split_kv"] and sc.get("pow2_scale")
             and NUMERICS_CONFIG["inv_prec"] == "tf32")
