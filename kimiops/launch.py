@@ -158,9 +158,10 @@ def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
 
 
 def launch_untracked(kernel, grid: tuple, *args, **kwargs):
-    """``kernel[grid](*args, **kwargs)`` through Triton's own path, for kernels whose arguments the
-    fast path does not cache (a Gluon kernel's TMA descriptors); a :func:`recording` gets ``None``
-    for it (nothing to repeat). Returns the compiled kernel."""
+    """``kernel[grid](*args, **kwargs)`` through Triton's own path: :func:`launch` without its fast
+    path (off, or a launch hook registered), and kernels whose arguments that path does not cache
+    (a Gluon kernel's TMA descriptors). A :func:`recording` gets ``None`` for it (nothing to
+    repeat). Returns the compiled kernel."""
     record = getattr(_RECORDER, "into", None)
     if record is not None:
         record.append(None)
@@ -177,11 +178,9 @@ def launch(kernel, grid: tuple, *args, **kwargs):
         kwargs: the remaining parameters (constexprs included) and launch options
             (``LAUNCH_OPTIONS``).
     """
-    record = getattr(_RECORDER, "into", None)
     if not FAST_LAUNCH or not no_launch_hooks():
-        if record is not None:
-            record.append(None)
-        return _jit_launch(kernel, grid, args, kwargs)
+        return launch_untracked(kernel, grid, *args, **kwargs)
+    record = getattr(_RECORDER, "into", None)
     values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = torch._C._cuda_getDevice()  # what Triton's driver reads (torch.cuda.current_device), raw
     key = specialization_key(kernel, device, values, kwargs)
