@@ -67,6 +67,29 @@ def test_launcher_takes_it_only_where_it_applies(monkeypatch):
         assert not gluon_applies(dict(asked, **change)), change
 
 
+def test_descriptors_address_the_scratch_tiles():
+    """The TMA views: row ``hv * rows + slot * C`` of each scratch view is the first row of chunk slot
+    ``slot`` of head ``hv`` (rows per head from the buffer's capacity, not the call's slot count);
+    v as ``[tokens, HV * V]``."""
+    cu = torch.tensor([0, 5, 70, 70, 103], dtype=torch.int32)
+    inp = make_inputs(1, 103, 2, 4, 128, 128, "softplus", torch.bfloat16, "cpu", seed=5)
+    p = chunk_mod._plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.1, cu_seqlens=cu, h0=None,
+                        h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                        use_beta_sigmoid=True, gate="softplus", A_log=inp["A_log"], dt_bias=inp["dt_bias"],
+                        lower_bound=None, out=None, intra_config=None, state_config=None)
+    C, HV, V = p["C"], p["HV"], p["V"]
+    d = csg.descriptors(p["w"], p["qg"], p["kg"], p["tb"], p["aqk"], p["v"], C, HV, V)
+    for name, rows in (("w", d["rows_ck"]), ("qg", d["rows_ck"]), ("kg", d["rows_ck"]), ("tb", d["rows_cc"]),
+                       ("aqk", d["rows_cc"])):
+        t, desc = p[name], d[name]
+        width = t.shape[-1]
+        assert desc.block_shape == [C, width] and list(desc.strides) == [width, 1]
+        assert list(desc.shape) == [HV * rows, width] and desc.base.data_ptr() == t.data_ptr()
+        for hv, slot in ((0, 0), (3, p["NC"] - 1), (2, 1)):
+            assert (hv * rows + slot * C) * width == hv * t.stride(0) + slot * t.stride(1)
+    assert list(d["v"].shape) == [103, HV * V] and d["v"].block_shape == [C, csg.BV]
+
+
 # --------------------------------------------------------------------------- GPU
 
 
