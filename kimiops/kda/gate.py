@@ -82,7 +82,7 @@ def kda_gate(
 
 
 # --------------------------------------------------------------------------- triton
-_LOG2E = tl.constexpr(1.4426950408889634)
+LOG2E = tl.constexpr(1.4426950408889634)
 # Divisions of the softplus gate as ``div.approx.f32`` (2 ulp; the interpreter has no libdevice).
 _FAST_DIV = tl.constexpr(not interpreter_enabled())
 # atanh(s) / s as a polynomial in s^2 on s in [0, 1/3]: a degree-4 least-squares fit at Chebyshev
@@ -99,11 +99,10 @@ _ATANH_C4 = tl.constexpr(0.14087328630587875)
 def exp_ftz_tl(x):
     """``e^x`` as ``2^(x log2 e)``: ``ex2.approx.ftz``, 2 SASS instructions per element against 5 for
     ``tl.exp``, whose ``ex2.approx`` keeps denormal results
-    (``benchmarks/results/offline_math_sass_20261130i.log``); results below 2^-126 flush to 0.
-    Stage 1's exponentials of log decays (at B1 T8192 with precomputed g 347.6 -> 331.8 us,
-    ``logs_h200_20261202c/r1_means.log``; why the flush changes none of its results: ``chunk_intra``)
-    and the gates' own."""
-    return tl.exp2(x * _LOG2E)
+    (``benchmarks/results/offline_math_sass_20261130i.log``); results below 2^-126 flush to 0. The
+    gates' own exponentials. (Stage 1 keeps its log decays in base 2 and takes ``tl.exp2`` of them
+    directly, the same instruction: ``chunk_intra``.)"""
+    return tl.exp2(x * LOG2E)
 
 
 @triton.jit

@@ -51,7 +51,8 @@ def test_builds_for_sm90_with_two_waits_per_chunk():
 
 def test_launcher_takes_it_only_where_it_applies(monkeypatch):
     """Off by default; asked for, only on an sm90 device (here faked), with the wide config's numerics,
-    K and V within 64..128, 16-byte-aligned bf16 / fp16 v and no state snapshots."""
+    K and V within 64..128, 16-byte-aligned bf16 / fp16 v, scratch buffers of equal capacity and no
+    state snapshots."""
     inp = make_inputs(1, 64, 2, 2, 128, 128, "softplus", torch.bfloat16, "cpu", seed=5)
     assert not STATE_CONFIG_WIDE["gluon"]
     assert not gluon_applies(plan_for(inp, state_config={"gluon": True}))  # a CPU device
@@ -61,8 +62,10 @@ def test_launcher_takes_it_only_where_it_applies(monkeypatch):
     assert gluon_applies(asked)
     assert NUMERICS_CONFIG["inv_prec"] == "tf32"
     misaligned = torch.empty(inp["v"].numel() + 1, dtype=inp["v"].dtype)[1:].view(inp["v"].shape)
+    qg = asked["qg"]
+    roomier_qg = torch.empty(qg.shape[0], qg.shape[1] + 1, *qg.shape[2:], dtype=qg.dtype)[:, :qg.shape[1]]
     for change in ({"K": 256}, {"V": 96}, {"track": torch.empty(1)}, {"v": inp["v"].float()}, {"v": misaligned},
-                   {"sc": dict(asked["sc"], BV=16)}, {"sc": dict(asked["sc"], split_ws=True)},
+                   {"qg": roomier_qg}, {"sc": dict(asked["sc"], BV=16)}, {"sc": dict(asked["sc"], split_ws=True)},
                    {"sc": dict(asked["sc"], pow2_scale=False)}):
         assert not gluon_applies(dict(asked, **change)), change
 

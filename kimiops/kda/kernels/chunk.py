@@ -90,10 +90,7 @@ from kimiops.validation import LOWER_BOUND_RANGE
 from kimiops.intmath import cdiv
 from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
-from kimiops.kda.kernels.chunk_state_gluon import BV as GLUON_BV
-from kimiops.kda.kernels.chunk_state_gluon import available as gluon_available
-from kimiops.kda.kernels.chunk_state_gluon import chunk_state_gluon_kernel
-from kimiops.kda.kernels.chunk_state_gluon import descriptors as gluon_descriptors
+from kimiops.kda.kernels import chunk_state_gluon
 from kimiops.launch import launch, launch_untracked, recording
 from kimiops.streams import forked_stream
 
@@ -361,12 +358,14 @@ def gluon_applies(p) -> bool:
     config's numerics, K and V multiples of 64 up to 128, contiguous 16-byte-aligned bf16 / fp16 v,
     fp16 scratch, no state snapshots)."""
     sc = p["sc"]
-    return (bool(sc.get("gluon")) and gluon_available() and device_family(p["v"].device) == "sm90"
-            and p["K"] in (64, 128) and p["V"] % GLUON_BV == 0 and p["V"] <= 128
+    BV = chunk_state_gluon.BV
+    return (bool(sc.get("gluon")) and chunk_state_gluon.available() and device_family(p["v"].device) == "sm90"
+            and p["K"] in (64, 128) and p["V"] % BV == 0 and p["V"] <= 128
             and p["v"].dtype in (torch.bfloat16, torch.float16) and p["v"].is_contiguous()
             and p["v"].data_ptr() % 16 == 0  # a TMA descriptor's base
             and p["w"].dtype == torch.float16 and p.get("track") is None
-            and sc["BV"] == GLUON_BV and not sc["split_ws"] and sc["split_kv"] and sc.get("pow2_scale")
+            and chunk_state_gluon.same_capacity(*(p[n] for n in ("w", "qg", "kg", "tb", "aqk")))
+            and sc["BV"] == BV and not sc["split_ws"] and sc["split_kv"] and sc.get("pow2_scale")
             and NUMERICS_CONFIG["inv_prec"] == "tf32")
 
 
@@ -391,10 +390,10 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     adjacent = bool(sc.get("v_tiles_adjacent", False))
     grid_3d = bool(sc.get("grid_3d", True)) and fits_grid_3d(p["N"])
     if grid_3d and gluon_applies(p):
-        d = gluon_descriptors(p["w"], p["qg"], p["kg"], p["tb"], p["aqk"], p["v"], p["C"], p["HV"], p["V"])
-        NVG = p["V"] // GLUON_BV
+        d = chunk_state_gluon.descriptors(p["w"], p["qg"], p["kg"], p["tb"], p["aqk"], p["v"], p["C"], p["HV"], p["V"])
+        NVG = p["V"] // chunk_state_gluon.BV
         return launch_untracked(
-            chunk_state_gluon_kernel, (NVG, p["HV"], p["N"]) if adjacent else (p["HV"], NVG, p["N"]),
+            chunk_state_gluon.chunk_state_gluon_kernel, (NVG, p["HV"], p["N"]) if adjacent else (p["HV"], NVG, p["N"]),
             d["w"], d["qg"], d["kg"], d["tb"], d["aqk"], d["v"], p["gc"], p["o"], *_state_pointers(p), p["cu"],
             _or_dummy(p, order), _or_dummy(p, carry), d["rows_ck"], d["rows_cc"], p["gc"].stride(0),
             carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi,

@@ -156,7 +156,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
+from kimiops.kda.gate import LOG2E, beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
 from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
@@ -282,7 +282,7 @@ def _split_g(x):
     """Log decays (fp32, <= 0) in base 2 (``x log2 e``: every use is an ``exp2``, so no exponential
     multiplies its argument by log2 e again) as fp16 ``hi + lo`` (~22 bits) for exact tensor-core
     products with 0/1 matrices; clamped at -2^15 (fp16 range), where ``2^x`` is 0 in fp32 anyway."""
-    return f16_hi_lo(tl.maximum(x * 1.4426950408889634, -32768.0))
+    return f16_hi_lo(tl.maximum(x * LOG2E, -32768.0))
 
 
 @triton.jit

@@ -29,6 +29,11 @@ from __future__ import annotations
 
 import torch
 
+# helpers shared with the Triton kernel (a Gluon kernel may call @triton.jit functions: sequence
+# spans, slots, parts, state offsets and the fp16 row splits, on tensors that carry their layouts)
+from kimiops.kda.kernels.chunk_state import (_part_window, _sequence_slots, _split_f16_rows, _state_offsets,
+                                             _state_slot)
+
 try:  # Gluon is Triton's experimental layer (triton >= 3.5); kimiops imports without it
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
@@ -45,36 +50,11 @@ if gluon is not None:
     _BV = gl.constexpr(BV)
 
     @gluon.jit
-    def _split_rows(x):
-        """fp32 ``x [R, D]`` -> fp16 ``hi, lo`` and fp32 ``1/s [R]`` with ``x s = hi + lo``, s a
-        power of two putting each row's max |x| in [2^14, 2^15): ``chunk_state._split_f16_rows``
-        with ``POW2`` (the same bits)."""
-        m = gl.max(gl.abs(x), axis=1)
-        e = gl.minimum(gl.maximum((m.to(gl.int32, bitcast=True) >> 23) & 0xFF, 15), 254)
-        s = ((268 - e) << 23).to(gl.float32, bitcast=True)
-        inv_s = ((e - 14) << 23).to(gl.float32, bitcast=True)
-        xs = x * gl.expand_dims(s, 1)
-        hi = xs.to(gl.float16)
-        lo = (xs - hi.to(gl.float32)).to(gl.float16)
-        return hi, lo, inv_s
-
-    @gluon.jit
-    def _state_offsets(vb, K: gl.constexpr, V: gl.constexpr, L: gl.constexpr, STATE_V_FIRST: gl.constexpr):
-        """Offsets of the transposed tile ``S^T [64, K]`` (state columns ``vb * 64 ..``) in one head's
-        state, ``[V, K]`` with ``STATE_V_FIRST``, else ``[K, V]``, in layout ``L``."""
+    def _tile_offsets(vb, K: gl.constexpr, V: gl.constexpr, L: gl.constexpr, STATE_V_FIRST: gl.constexpr):
+        """``chunk_state._state_offsets`` of the state columns ``vb * 64 ..`` in layout ``L``."""
         rk = gl.arange(0, K, layout=gl.SliceLayout(0, L))
         rv = vb * _BV + gl.arange(0, _BV, layout=gl.SliceLayout(1, L))
-        if STATE_V_FIRST:
-            return gl.expand_dims(rv, 1) * K + gl.expand_dims(rk, 0)
-        else:
-            return gl.expand_dims(rk, 0) * V + gl.expand_dims(rv, 1)
-
-    @gluon.jit
-    def _pool_slot(indices, n, HAS_IDX: gl.constexpr):
-        """Pool slot of sequence ``n`` (int64): ``indices[n]`` (-1: none), or ``n`` without indices."""
-        if HAS_IDX:
-            return gl.load(indices + n).to(gl.int64)
-        return n.to(gl.int64)
+        return _state_offsets(rv, rk, K, V, STATE_V_FIRST)
 
     @gluon.jit
     def _load_chunk(w_d, qg_d, kg_d, tb_d, aqk_d, v_d, row_ck, row_cc, tok, vcol, bar, ring, j, pred):
@@ -114,28 +94,16 @@ if gluon is not None:
         n = gl.program_id(2)
         if ORDERED:
             n = gl.load(order + n)
-        if IS_VARLEN:
-            bos = gl.load(cu_seqlens + n).to(gl.int32)
-            eos = gl.load(cu_seqlens + n + 1).to(gl.int32)
-            slot0 = bos // C + n
-        else:
-            bos = n * T
-            eos = bos + T
-            slot0 = n * NT
+        bos, eos, slot0 = _sequence_slots(cu_seqlens, n, T, NT, C, IS_VARLEN)
         nch = gl.cdiv(eos - bos, C)
         c_lo = nch * 0
         c_hi = nch
         starts_here = True
         ends_here = True
         if PARTED:
-            # as chunk_state_kernel: an empty sequence owns slot0, so one part copies its h0 to ht
-            last = slot0 + gl.maximum(nch, 1) - 1
+            last, starts_here, ends_here, c_lo, c_hi = _part_window(slot0, nch, slot_lo, slot_hi)
             if (slot0 >= slot_hi) | (last < slot_lo):
                 return
-            starts_here = slot0 >= slot_lo
-            ends_here = last < slot_hi
-            c_lo = gl.minimum(gl.maximum(slot_lo - slot0, 0), nch)
-            c_hi = gl.minimum(gl.maximum(slot_hi - slot0, 0), nch)
 
         L_K: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, K, 16])
         L_C: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, C, 16])
@@ -154,13 +122,13 @@ if gluon is not None:
         # (the state's offsets are formed where they are used: held across the loop they spilled)
         if HAS_H0:
             if starts_here:
-                i0 = _pool_slot(h0_indices, n, HAS_H0_IDX)
+                i0 = _state_slot(h0_indices, n, HAS_H0_IDX)
                 if i0 >= 0:
-                    h0_tile = h0 + (i0 * HV + hv64) * K * V + _state_offsets(vb, K, V, L_K, STATE_V_FIRST)
+                    h0_tile = h0 + (i0 * HV + hv64) * K * V + _tile_offsets(vb, K, V, L_K, STATE_V_FIRST)
                     st = gl.load(h0_tile).to(gl.float32)
         if PARTED:
             if slot0 < slot_lo:  # written by another launch
-                st = gl.load(carry + hv64 * s_carry + n64 * K * V + _state_offsets(vb, K, V, L_K, False),
+                st = gl.load(carry + hv64 * s_carry + n64 * K * V + _tile_offsets(vb, K, V, L_K, False),
                              cache_modifier=".cg")
 
         ring = (gl.allocate_shared_memory(gl.float16, [STAGES, C, K], w_d.layout),
@@ -196,7 +164,7 @@ if gluon is not None:
             vt = v_s.index(s).permute((1, 0)).load(A_C32)                           # v^T [_BV, C]
             vt = gl.where(gl.expand_dims(rc_v < left, 0), vt.to(gl.float32), 0.0)
             u_t = warpgroup_mma(vt, tb_s.index(s).permute((1, 0)), zero_c8, is_async=True)
-            s_hi, s_lo, inv_s = _split_rows(st)
+            s_hi, s_lo, inv_s = _split_f16_rows(st, True)
             a_s = gl.convert_layout(s_hi, A_C16)
             ws_t = warpgroup_mma(a_s, w_s.index(s).permute((1, 0)), zero_c, is_async=True)
             qs_t = warpgroup_mma(a_s, qg_s.index(s).permute((1, 0)), zero_c, is_async=True)
@@ -206,7 +174,7 @@ if gluon is not None:
             # so each wait lists them: the compiler keeps them live up to it
             u_t, ws_t, vt = warpgroup_mma_wait(num_outstanding=1, deps=[u_t, ws_t, vt])
             vn = gl.convert_layout(u_t, L_C) - ws_t * gl.expand_dims(inv_s, 1)    # v'^T [_BV, C]
-            v_hi, v_lo, inv_v = _split_rows(vn)
+            v_hi, v_lo, inv_v = _split_f16_rows(vn, True)
             # the output's small group first: the state update's wait then covers every group
             a_vo = gl.convert_layout(v_hi, A_C16)
             a_vh = gl.convert_layout(v_hi, A_K16)
@@ -233,13 +201,13 @@ if gluon is not None:
 
         if HAS_HT:
             if ends_here:
-                i1 = _pool_slot(ht_indices, n, HAS_HT_IDX)
+                i1 = _state_slot(ht_indices, n, HAS_HT_IDX)
                 if i1 >= 0:
-                    gl.store(ht + (i1 * HV + hv64) * K * V + _state_offsets(vb, K, V, L_K, STATE_V_FIRST),
+                    gl.store(ht + (i1 * HV + hv64) * K * V + _tile_offsets(vb, K, V, L_K, STATE_V_FIRST),
                              st.to(ht.dtype.element_ty))
         if PARTED:
             if last >= slot_hi:
-                gl.store(carry + hv64 * s_carry + n64 * K * V + _state_offsets(vb, K, V, L_K, False), st)
+                gl.store(carry + hv64 * s_carry + n64 * K * V + _tile_offsets(vb, K, V, L_K, False), st)
 
 
 else:  # pragma: no cover - depends on the installed triton
@@ -251,6 +219,11 @@ def available() -> bool:
     return gluon is not None
 
 
+def same_capacity(w, qg, kg, tb, aqk) -> bool:
+    """Whether the scratch buffers that share a rows-per-head argument hold as many slots per head."""
+    return w.stride(0) == qg.stride(0) == kg.stride(0) and tb.stride(0) == aqk.stride(0)
+
+
 def _row_view(t: torch.Tensor, width: int) -> tuple[torch.Tensor, int]:
     """A ``[HV, slots, ...]`` scratch buffer as a 2-D ``[HV * rows, width]`` view over its storage
     (rows per head ``t.stride(0) // width``: the buffer's capacity, not the view's slot count)."""
@@ -260,15 +233,16 @@ def _row_view(t: torch.Tensor, width: int) -> tuple[torch.Tensor, int]:
 
 def descriptors(w, qg, kg, tb, aqk, v, C: int, HV: int, V: int) -> dict:
     """TMA descriptors of one call's scratch tiles and of v (``[.., HV, V]`` token-major, contiguous)
-    and the rows per head of the scratch views."""
+    and the rows per head of the scratch views (``rows_ck`` of w, qg and kg, ``rows_cc`` of tb and
+    A_qk: one kernel argument each, so the buffers of a pair must hold as many slots per head,
+    which :func:`same_capacity` checks)."""
     K = w.shape[-1]
     out = {}
-    for name, t, width, dt in (("w", w, K, gl.float16), ("qg", qg, K, gl.float16), ("kg", kg, K, gl.float16),
-                               ("tb", tb, C, gl.float32), ("aqk", aqk, C, gl.float16)):
-        view, rows = _row_view(t, width)
+    for name, t, width, dt, rows_key in (("w", w, K, gl.float16, "rows_ck"), ("qg", qg, K, gl.float16, "rows_ck"),
+                                         ("kg", kg, K, gl.float16, "rows_ck"), ("tb", tb, C, gl.float32, "rows_cc"),
+                                         ("aqk", aqk, C, gl.float16, "rows_cc")):
+        view, out[rows_key] = _row_view(t, width)
         out[name] = TensorDescriptor.from_tensor(view, [C, width], gl.NVMMASharedLayout.get_default_for([C, width], dt))
-    out["rows_ck"] = w.stride(0) // K
-    out["rows_cc"] = tb.stride(0) // C
     v2 = v.reshape(-1, HV * V)
     vdt = gl.bfloat16 if v.dtype == torch.bfloat16 else gl.float16
     out["v"] = TensorDescriptor.from_tensor(v2, [C, BV], gl.NVMMASharedLayout.get_default_for([C, BV], vdt))
