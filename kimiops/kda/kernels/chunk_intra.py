@@ -207,7 +207,8 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 # 311.0 / 447.8 -> 315.2 / 452.9 -> 319.8 / 459.7; softplus gate 343.6 / 556.0 -> 337.9 / 547.0 ->
 # 338.1 / 546.4 -> 329.6 / 538.4 | 343.1 / 476.2 -> 338.1 / 469.8 -> 338.0 / 471.0 -> 330.7 / 464.1.
 # All three kept (the B1 cells are the table's lowest; B8 g, the one loss, stays at 2.3x FLA).
-# maxnreg 128 on top (8 programs per SM, 44 bytes of spills): 301.1 -> 366.1 (g, B1), 329.6 -> 360.6
+# maxnreg 128 on top (8 programs per SM; 40 / 28 bytes of spills with g / the gate,
+# cpu_checks_20261202_s39/intra_regcap128_offline.log): 301.1 -> 366.1 (g, B1), 329.6 -> 360.6
 # (gate): 168 stays.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168, "stash_g": True, "diag_anchor": True}
