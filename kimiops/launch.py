@@ -159,8 +159,7 @@ def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
 
 def launch_untracked(kernel, grid: tuple, *args, **kwargs):
     """``kernel[grid](*args, **kwargs)`` through Triton's own path: :func:`launch` without its fast
-    path (off, or a launch hook registered), and kernels whose arguments that path does not cache
-    (a Gluon kernel's TMA descriptors). A :func:`recording` gets ``None`` for it (nothing to
+    path (off, or a launch hook registered). A :func:`recording` gets ``None`` for it (nothing to
     repeat). Returns the compiled kernel."""
     record = getattr(_RECORDER, "into", None)
     if record is not None:

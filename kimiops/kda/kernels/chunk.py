@@ -90,8 +90,7 @@ from kimiops.validation import LOWER_BOUND_RANGE
 from kimiops.intmath import cdiv
 from kimiops.kda.track import TRACK_CHUNK
 from kimiops.kda.workspace import get_buffer
-from kimiops.kda.kernels import chunk_state_gluon
-from kimiops.launch import launch, launch_untracked, recording
+from kimiops.launch import launch, recording
 from kimiops.streams import forked_stream
 
 __all__ = ["chunk_kda_fwd", "BoundPrefill", "ElasticPrefill", "elastic_layout", "pipeline_parts", "segment_count",
@@ -352,23 +351,6 @@ def _state_constexprs(p):
                 INV_PREC=NUMERICS_CONFIG["inv_prec"], num_warps=sc["num_warps"], num_stages=sc["num_stages"])
 
 
-def gluon_applies(p) -> bool:
-    """Whether the call's state stage runs ``chunk_state_gluon_kernel``: asked for by the state
-    config (``gluon``), on a Hopper GPU with Gluon, and within what that kernel covers (the wide
-    config's numerics, K and V multiples of 64 up to 128, contiguous 16-byte-aligned bf16 / fp16 v,
-    fp16 scratch, no state snapshots)."""
-    sc = p["sc"]
-    BV = chunk_state_gluon.BV
-    return (bool(sc.get("gluon")) and chunk_state_gluon.available() and device_family(p["v"].device) == "sm90"
-            and p["K"] in (64, 128) and p["V"] % BV == 0 and p["V"] <= 128
-            and p["v"].dtype in (torch.bfloat16, torch.float16) and p["v"].is_contiguous()
-            and p["v"].data_ptr() % 16 == 0  # a TMA descriptor's base
-            and p["w"].dtype == torch.float16 and p.get("track") is None
-            and chunk_state_gluon.same_capacity(*(p[n] for n in ("w", "qg", "kg", "tb", "aqk")))
-            and sc["BV"] == BV and not sc["split_ws"] and sc["split_kv"] and sc.get("pow2_scale")
-            and NUMERICS_CONFIG["inv_prec"] == "tf32")
-
-
 def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     """Stage 2 (``chunk_state_kernel``) on the chunks in slots ``[lo, hi)`` (default: all, in one
     launch without carry), after ``longest_first_kernel`` for varlen batches (first part only,
@@ -389,19 +371,6 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
     carry = p.get("carry") if parted else None
     adjacent = bool(sc.get("v_tiles_adjacent", False))
     grid_3d = bool(sc.get("grid_3d", True)) and fits_grid_3d(p["N"])
-    if grid_3d and gluon_applies(p):
-        d = chunk_state_gluon.descriptors(p["w"], p["qg"], p["kg"], p["tb"], p["aqk"], p["v"], p["C"], p["HV"], p["V"])
-        NVG = p["V"] // chunk_state_gluon.BV
-        return launch_untracked(
-            chunk_state_gluon.chunk_state_gluon_kernel, (NVG, p["HV"], p["N"]) if adjacent else (p["HV"], NVG, p["N"]),
-            d["w"], d["qg"], d["kg"], d["tb"], d["aqk"], d["v"], p["gc"], p["o"], *_state_pointers(p), p["cu"],
-            _or_dummy(p, order), _or_dummy(p, carry), d["rows_ck"], d["rows_cc"], p["gc"].stride(0),
-            carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi,
-            HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None,
-            HAS_H0_IDX=p["h0_indices"] is not None, HAS_HT=p["ht"] is not None,
-            HAS_HT_IDX=p["ht_indices"] is not None, IS_VARLEN=p["is_varlen"], ORDERED=order is not None,
-            V_TILES_ADJACENT=adjacent, PARTED=carry is not None, PDL=pdl, STAGES=sc["gluon_stages"], num_warps=4,
-            **({"launch_pdl": True} if pdl else {}))
     if grid_3d:
         grid = (NV, p["HV"], p["N"]) if adjacent else (p["HV"], NV, p["N"])
     else:

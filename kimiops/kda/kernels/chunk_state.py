@@ -109,15 +109,17 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand
 # Dispatch order (logs_h200_20261130/prefill_order_ab.log, column form): sequences one after the
 # other. Longest sequence first: varlen 7 sequences / 16384 tokens 0.900 -> 0.570 ms (column form).
 STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": True, "split_ws": False,
-                       "split_kv": True, "pow2_scale": False, "gluon": False, "gluon_stages": 2}
+                       "split_kv": True, "pow2_scale": False}
 # In pipelined parts (``chunk.py``) the launcher gives the wide tile 4 stages instead
 # (``PIPELINE_CONFIG["state_stages"]``: one state CTA per SM beside stage 1).
-# gluon: run the wide tile as ``chunk_state_gluon.py``'s kernel (Hopper; its off-chain products
-# asynchronous) with a ring of ``gluon_stages`` chunks, where it applies (``chunk.gluon_applies``: the
-# wide tile only; the other configs carry the keys so that every config names the same ones). Off:
-# written in the thirty-ninth session without a GPU, not yet measured (docs/prefill.md).
+# Fortieth session: this tile written in Gluon (its off-chain wgmma groups asynchronous, two or
+# three waits per step instead of six, tiles by TMA into a ring) matched it to 1e-6; alone it was
+# slower where this stage bounds the call (B1 T8192 0.348 against 0.317 ms, B1 T32768 1.367 against
+# 1.251) and within 4% elsewhere (B8 T1024 0.139 against 0.144, B4 T4096 0.269 against 0.268);
+# issuing the chain's products first and the rest behind the state update made it slower still
+# (0.38-0.83x at B1). Deleted (logs_h200_20261202g/, docs/prefill.md).
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
-                     "split_kv": True, "pow2_scale": True, "gluon": False, "gluon_stages": 2}
+                     "split_kv": True, "pow2_scale": True}
 # Head dim K = 256 (the issue asks for it where it costs little; Kimi checkpoints use 128). The wide
 # tile's S^T [64, 256] does not fit the registers (offline sm_90, triton 3.6: 1.1 KB of spills at 2
 # or 3 stages; BV 32 with 4 warps: 255 registers, no spills, 72 KiB of shared memory at 2 stages;
@@ -132,7 +134,7 @@ STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True
 #   | BV 64, 8 warps, 2 stages (68 B of spills)                      | 1.534 / 2.036 |
 # FLA 1.200 / 2.327 ms in the same run; B1 in one part 1.073.
 STATE_CONFIG_K256 = {"BV": 32, "num_warps": 4, "num_stages": 2, "hi_first": True, "split_ws": False,
-                     "split_kv": True, "pow2_scale": True, "gluon": False, "gluon_stages": 2}
+                     "split_kv": True, "pow2_scale": True}
 
 
 def state_config_for(K: int) -> dict:
