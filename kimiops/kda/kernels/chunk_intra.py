@@ -210,6 +210,10 @@ from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 # maxnreg 128 on top (8 programs per SM; 40 / 28 bytes of spills with g / the gate,
 # cpu_checks_20261202_s39/intra_regcap128_offline.log): 301.1 -> 366.1 (g, B1), 329.6 -> 360.6
 # (gate): 168 stays.
+# Fortieth session (logs_h200_20261202g/r4_means.log, as above): maxnreg 144 (7 programs per SM; 60
+# bytes of spills, cpu_checks_20261202_s40/intra_regcap144_offline.log) loses in every mode: B1 T8192
+# g 300.1 / 516.5 -> 325.6 / 533.0, gate 328.5 / 535.5 -> 345.7 / 558.9; B8 T1024 g 318.0 / 458.5
+# -> 326.9 / 473.4, gate 329.8 / 461.4 -> 346.8 / 479.8.
 INTRA_CONFIG = {"BK": 16, "BK2": 16, "num_warps": 2, "num_stages": 1, "loop_stages": 3,
                 "maxnreg": 168, "stash_g": True, "diag_anchor": True}
 INTRA_CANDIDATES = [
