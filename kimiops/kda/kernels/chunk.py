@@ -85,7 +85,7 @@ from kimiops.kda.kernels.chunk_state import (
     starts_map_columns,
     state_config_for,
 )
-from kimiops.arch import device_family, supports_pdl
+from kimiops.arch import supports_pdl
 from kimiops.validation import LOWER_BOUND_RANGE
 from kimiops.intmath import cdiv
 from kimiops.kda.track import TRACK_CHUNK
