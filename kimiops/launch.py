@@ -157,16 +157,6 @@ def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
             kwargs = dict(kwargs, num_stages=stages - 1)
 
 
-def launch_untracked(kernel, grid: tuple, *args, **kwargs):
-    """``kernel[grid](*args, **kwargs)`` through Triton's own path: :func:`launch` without its fast
-    path (off, or a launch hook registered). A :func:`recording` gets ``None`` for it (nothing to
-    repeat). Returns the compiled kernel."""
-    record = getattr(_RECORDER, "into", None)
-    if record is not None:
-        record.append(None)
-    return _jit_launch(kernel, grid, args, kwargs)
-
-
 def launch(kernel, grid: tuple, *args, **kwargs):
     """``kernel[grid](*args, **kwargs)``; returns the compiled kernel.
 
@@ -177,9 +167,11 @@ def launch(kernel, grid: tuple, *args, **kwargs):
         kwargs: the remaining parameters (constexprs included) and launch options
             (``LAUNCH_OPTIONS``).
     """
-    if not FAST_LAUNCH or not no_launch_hooks():
-        return launch_untracked(kernel, grid, *args, **kwargs)
     record = getattr(_RECORDER, "into", None)
+    if not FAST_LAUNCH or not no_launch_hooks():
+        if record is not None:
+            record.append(None)
+        return _jit_launch(kernel, grid, args, kwargs)
     values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = torch._C._cuda_getDevice()  # what Triton's driver reads (torch.cuda.current_device), raw
     key = specialization_key(kernel, device, values, kwargs)

@@ -276,31 +276,6 @@ def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
     return bos, eos
 
 
-@triton.jit
-def _sequence_slots(cu_seqlens, n, T, NT, C: tl.constexpr, IS_VARLEN: tl.constexpr):
-    """``_sequence_span`` of sequence ``n`` and its first chunk slot (varlen: ``bos // C + n``, every
-    sequence's chunks in their own slots; else ``n * NT``)."""
-    bos, eos = _sequence_span(cu_seqlens, n, T, IS_VARLEN)
-    if IS_VARLEN:
-        slot0 = bos // C + n
-    else:
-        slot0 = n * NT
-    return bos, eos, slot0
-
-
-@triton.jit
-def _part_window(slot0, nch, slot_lo, slot_hi):
-    """The part of a pipelined call with chunk slots ``[slot_lo, slot_hi)``, for a sequence of
-    ``nch`` chunks from slot ``slot0``: ``(last, starts_here, ends_here, c_lo, c_hi)``, its last slot
-    (an empty sequence counts as owning ``slot0``, so exactly one part copies its h0 to ht), whether
-    the part holds its first and its last chunk, and its chunks ``[c_lo, c_hi)`` there. The part has
-    nothing of the sequence when ``slot0 >= slot_hi`` or ``last < slot_lo``."""
-    last = slot0 + tl.maximum(nch, 1) - 1
-    c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
-    c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
-    return last, slot0 >= slot_lo, last < slot_hi, c_lo, c_hi
-
-
 # Launch config of ``segment_starts_kernel``: 16 state columns per CTA, 8 warps, the next map's load
 # pipelined (2 stages): no spills (offline sm_90; 4 warps spill 460 B holding the 128 x 128 fp32
 # map). ``prec``: the products' input_precision ("tf32x3": three tf32 passes, ~fp32 accuracy).
@@ -474,7 +449,11 @@ def chunk_state_kernel(
         n = n // seg_max
     if ORDERED:
         n = tl.load(order + n)
-    bos, eos, slot0 = _sequence_slots(cu_seqlens, n, T, NT, C, IS_VARLEN)
+    bos, eos = _sequence_span(cu_seqlens, n, T, IS_VARLEN)
+    if IS_VARLEN:
+        slot0 = bos // C + n
+    else:
+        slot0 = n * NT
 
     rk = tl.arange(0, K)
     cv = vb * BV + tl.arange(0, BV)
@@ -502,9 +481,15 @@ def chunk_state_kernel(
         starts_here = seg == 0
         ends_here = seg == n_seg - 1
     if PARTED:
-        last, starts_here, ends_here, c_lo, c_hi = _part_window(slot0, nch, slot_lo, slot_hi)
+        # the sequence's slots are [slot0, slot0 + nch); an empty sequence counts as owning slot0,
+        # so exactly one part copies its h0 to ht
+        last = slot0 + tl.maximum(nch, 1) - 1
         if (slot0 >= slot_hi) | (last < slot_lo):
             return
+        starts_here = slot0 >= slot_lo
+        ends_here = last < slot_hi
+        c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
+        c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
 
     b_s = tl.zeros([BV, K], dtype=tl.float32)
     if SEG == 1:  # Z_0^T: the identity's rows on the map's columns, zeros on the local state's
