@@ -1,8 +1,9 @@
 """SASS statistics of the wide ``chunk_state_kernel`` config (``STATE_CONFIG_WIDE``) of a source tree,
 compiled offline for sm_90 (``sm90_compile.py``, then Triton's ptxas and nvdisasm; no GPU needed):
 registers and spills, and in the chunk loop the wgmma instructions and waits, the reciprocals
-(``MUFU.RCP``) and the longest chain of dependent max / shuffle instructions (the row maxima of the
-fp16 splits), counted through register def-use.
+(``MUFU.RCP``), the CTA barriers (``BAR.SYNC``), the global stores (``STG``) and the longest chain
+of dependent max / shuffle instructions (the row maxima of the fp16 splits), counted through
+register def-use.
 
     python benchmarks/tools/state_sass_stats.py <tree> [<tree> ...]   # e.g. git worktrees of branches
 """
@@ -27,11 +28,12 @@ BIN = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin")
 
 def loop_stats(sass: str) -> dict:
     """Counts over the first loop body (from ``.L_x_1:`` to the branch back to it): instructions,
-    wgmma instructions and waits, reciprocals, the longest max / shuffle chain, the wgmma groups in
-    issue order (``HGMMA`` count between an ``ARRIVE`` and its wait) and the top opcodes."""
+    wgmma instructions and waits, reciprocals, barriers, global stores, the longest max / shuffle
+    chain, the wgmma groups in issue order (``HGMMA`` count between an ``ARRIVE`` and its wait) and
+    the top opcodes."""
     lines = sass.split("\n")
     start = next(i for i, line in enumerate(lines) if line.startswith(".L_x_1:"))
-    depth, longest, counts = {}, 0, {"HGMMA": 0, "WARPGROUP.DEPBAR": 0, "MUFU.RCP": 0}
+    depth, longest, counts = {}, 0, {"HGMMA": 0, "WARPGROUP.DEPBAR": 0, "MUFU.RCP": 0, "BAR.SYNC": 0, "STG": 0}
     ops, groups = collections.Counter(), []
     for line in lines[start + 1:]:
         if "BRA" in line and ".L_x_1" in line:

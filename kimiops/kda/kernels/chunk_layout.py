@@ -87,6 +87,9 @@ ORDER_MAX_SEQS = 1024
 # 0.580 / 0.590 against 0.450 / 0.476. One prompt keeps winning in parts: 16 heads B1 T8192 0.448 /
 # 0.466 against 0.504 / 0.528, 48 heads 0.841 / 0.894 against 0.856 / 0.923. Hence parts only for
 # one sequence (max_seqs; the slot cut serializes a batch's sequences, see above).
+# Forty-first session (logs_h200_20261202h/r2_layouts_*.log, graph ms): the batched cells in
+# 2, 4 or 8 parts tie with one part (B8 T1024 g 0.454-0.457 against 0.454-0.456, B4 T4096 g 0.883-
+# 0.894 against 0.882, varlen 7 / 16384 0.879-0.900 against 0.879-0.889).
 PIPELINE_CONFIG = {"min_parts": 4, "max_parts": 16, "part_slots": 128, "min_part_slots": 16, "below_pairs": 64,
                    "max_seqs": 1, "state_stages": 4, "high_priority": True, "pdl": True,
                    "segments": 0, "segment_max_pairs": 16, "segment_budget": 128, "max_segments": 16,
