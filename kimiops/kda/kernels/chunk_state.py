@@ -120,7 +120,8 @@ STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": Tr
 # (0.38-0.83x at B1). Deleted (logs_h200_20261202g/, docs/prefill.md).
 # Forty-first session (logs_h200_20261202h/, whole calls in graph ms, g / gate): one CTA of 8 warps
 # per head (BV 128: its 244 registers x 256 threads leave no room for stage 1 on its SM) in B1's
-# parts 0.614 / 0.620 at T8192 against 0.518 / 0.534, 2.19 / 2.20 at T32768 against 1.88 / 1.94.
+# parts 0.614 / 0.620 at T8192 against 0.518 / 0.534, 2.18-2.19 / 2.20-2.21 at T32768 against 1.88
+# / 1.94.
 # The chunk step without the barriers of its tail (gC's layout conversion taken after S's split; o
 # stored by inline PTX from the accumulator, which holds o's [64, 32] tile 4 times over, so 64
 # stores per thread) made this stage alone 1.5-1.9x slower at B1 T8192; with gC loaded a step
