@@ -28,13 +28,14 @@ BIN = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin")
 
 def loop_stats(sass: str) -> dict:
     """Counts over the first loop body (from ``.L_x_1:`` to the branch back to it): instructions,
-    wgmma instructions and waits, reciprocals, barriers, global stores, the longest max / shuffle
-    chain, the wgmma groups in issue order (``HGMMA`` count between an ``ARRIVE`` and its wait) and
-    the top opcodes."""
+    wgmma instructions and waits, reciprocals, barriers, global stores, spill stores and loads, the
+    longest max / shuffle chain, the wgmma groups in issue order (``HGMMA`` count between an ``ARRIVE`` and its wait), where
+    in the loop (instruction index) its plain loads, shared-memory stores, barriers and wgmma waits
+    sit, and the top opcodes."""
     lines = sass.split("\n")
     start = next(i for i, line in enumerate(lines) if line.startswith(".L_x_1:"))
-    depth, longest, counts = {}, 0, {"HGMMA": 0, "WARPGROUP.DEPBAR": 0, "MUFU.RCP": 0, "BAR.SYNC": 0, "STG": 0}
-    ops, groups = collections.Counter(), []
+    depth, longest, counts = {}, 0, {"HGMMA": 0, "WARPGROUP.DEPBAR": 0, "MUFU.RCP": 0, "BAR.SYNC": 0, "STG": 0, "STL": 0, "LDL": 0}
+    ops, groups, marks = collections.Counter(), [], []
     for line in lines[start + 1:]:
         if "BRA" in line and ".L_x_1" in line:
             break
@@ -43,6 +44,9 @@ def loop_stats(sass: str) -> dict:
         m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
         if m:
             ops[m.group(2)] += 1
+            full = line[m.end(1) if m.group(1) else m.start(2):].split()[0]
+            if m.group(2) in ("LDG", "STS", "STSM", "BAR") or full == "WARPGROUP.DEPBAR.LE":
+                marks.append(f"{sum(ops.values())}:{full}")
         if "WARPGROUP.ARRIVE" in line:
             groups.append(0)
         elif "HGMMA" in line and groups:
@@ -53,7 +57,7 @@ def loop_stats(sass: str) -> dict:
             depth[m.group(2)] = d
             longest = max(longest, d)
     return dict(counts, longest_max_chain=longest, instructions=sum(ops.values()), wgmma_groups=groups,
-                top=ops.most_common(12))
+                marks=" ".join(marks), top=ops.most_common(12))
 
 
 def main() -> None:

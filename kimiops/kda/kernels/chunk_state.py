@@ -125,7 +125,7 @@ STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": Tr
 # The chunk step without the barriers of its tail (gC's layout conversion taken after S's split; o
 # stored by inline PTX from the accumulator, which holds o's [64, 32] tile 4 times over, so 64
 # stores per thread) made this stage alone 1.5-1.9x slower at B1 T8192; with gC loaded a step
-# ahead it was 4% faster at B8 T1024 but 28% slower in one launch at B1 (variant_*.patch there).
+# ahead it was 2-4% faster at B8 T1024 but 28% slower in one launch at B1 (variant_*.patch there).
 STATE_CONFIG_WIDE = {"BV": 64, "num_warps": 4, "num_stages": 3, "hi_first": True, "split_ws": False,
                      "split_kv": True, "pow2_scale": True}
 # Head dim K = 256 (the issue asks for it where it costs little; Kimi checkpoints use 128). The wide
