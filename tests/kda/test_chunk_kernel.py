@@ -327,11 +327,11 @@ def test_fp32_v_enters_u_rounded_to_tf32(device):
     assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
 
 
-def _stage1_reference(inp, *, gate, scale, C=32):
+def _stage1_reference(inp, *, gate, scale, C=32, allow_neg_eigval=False):
     """fp64 A_qk and ``tb = (I + A_kk)^-1 diag(beta)`` per chunk, ``[HV, B * NT, C, C]`` like stage 1's
     scratch (rows past a sequence's end zero), and ``gC = e^{G_C}`` ``[HV, B * NT, K]``, from the
     preprocessed inputs (``preprocessed``)."""
-    q, k, _, g, beta = preprocessed(inp, gate=gate)
+    q, k, _, g, beta = preprocessed(inp, gate=gate, allow_neg_eigval=allow_neg_eigval)
     B, T, H, K = q.shape
     HV = g.shape[2]
     NT = -(-T // C)
@@ -369,6 +369,40 @@ def test_stage1_exponents_carry_fp32_precision(device, monkeypatch, gate, mild):
     assert rel_err(plan["aqk"][:, :nc], ref_aqk) < 1e-6
     assert rel_err(plan["tb"][:, :nc], ref_tb) < 4e-7
     assert rel_err(plan["gc"][:, :nc], ref_gc) < 1e-6
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="interpreter only: on the GPU, fp32 score dots run in tf32 (numerics' default)")
+@pytest.mark.parametrize("neg_eigval", [False, True], ids=["beta-1", "beta-2"])
+def test_stage1_inverse_exact_for_aligned_keys_and_slow_decay(device, monkeypatch, neg_eigval):
+    """Keys of one direction (cosine ~0.9999 between any two), decays of ~3e-4 per step and beta
+    near 1 (near 2 with ``allow_neg_eigval``): each 16x16 diagonal block of A_kk is then close to
+    beta times the strictly lower triangle of ones, whose inverse stays O(1) while its powers do not
+    (``L^8`` reaches ~6e3 beta^8). With the stage's other roundings off (as in the test above) tb is
+    4e-7 (beta ~1) / 3e-6 (beta ~2) from fp64 with forward substitution; an inverse summed from powers
+    of L cancels those terms and loses digits, e.g. ``(I - L)(I + L^2)(I + L^4)(I + L^8)``
+    (``benchmarks/results/cpu_checks_20261204_s42/candidate_inverse_products.patch``): 4.9e-5 / 2.4e-2
+    here in fp32, 1e-1 and 25 with the GPU's tf32 operands in a model (``inverse_products_model.log``
+    there, ``--stress``). The random keys of the other tests keep every
+    block far from this case."""
+    from kimiops.kda.kernels import chunk as chunk_mod
+
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "dot_dtype", "fp32")
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inter_dtype", torch.float32)
+    monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "inv_prec", "ieee")
+    T, K = 70, 32
+    gen = torch.Generator().manual_seed(5)
+    inp = make_inputs(1, T, 1, 1, K, 32, "none", torch.float32, device, seed=5, mild=True)
+    inp["k"] = (torch.randn(K, generator=gen) + 0.01 * torch.randn(1, T, 1, K, generator=gen)).to(device)
+    inp["beta"] = torch.full((1, T, 1), 6.0, device=device)  # sigmoid 0.9975 (x2 with neg_eigval)
+    inp = with_slow_decay(inp, seed=5)
+    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                 use_beta_sigmoid=True, gate="none", A_log=None, dt_bias=None, lower_bound=None, out=None,
+                 intra_config=None, state_config=None, allow_neg_eigval=neg_eigval)
+    chunk_mod._launch_intra(plan)
+    _, ref_tb, _ = _stage1_reference(inp, gate="none", scale=0.2, allow_neg_eigval=neg_eigval)
+    assert ref_tb.abs().max() > (1.5 if neg_eigval else 0.9)
+    assert rel_err(plan["tb"][:, :plan["NC"]], ref_tb) < 1e-5
 
 
 @pytest.mark.parametrize("gate,mild", [("softplus", False), ("lower_bound", True), ("none", False)])
