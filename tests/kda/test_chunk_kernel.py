@@ -112,14 +112,14 @@ def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None,
     )
 
 
-def plan_for(inp, *, gate="softplus", ht=None, state_config=None, pipeline_config=None):
+def plan_for(inp, *, gate="softplus", ht=None, state_config=None, pipeline_config=None, allow_neg_eigval=False):
     """The launcher's plan (``chunk._plan``: configs, parts, scratch) for a call on ``inp`` with
     ``gate`` (scale 0.2, q/k L2 norm, beta sigmoid) without launching anything."""
     return _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
                  h0_indices=None, ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
                  use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
                  lower_bound=inp["lower_bound"], out=None, intra_config=None, state_config=state_config,
-                 pipeline_config=pipeline_config)
+                 pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval)
 
 
 def finite(t):
@@ -395,10 +395,7 @@ def test_stage1_inverse_exact_for_aligned_keys_and_slow_decay(device, monkeypatc
     inp["k"] = (torch.randn(K, generator=gen) + 0.01 * torch.randn(1, T, 1, K, generator=gen)).to(device)
     inp["beta"] = torch.full((1, T, 1), 6.0, device=device)  # sigmoid 0.9975 (x2 with neg_eigval)
     inp = with_slow_decay(inp, seed=5)
-    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
-                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate="none", A_log=None, dt_bias=None, lower_bound=None, out=None,
-                 intra_config=None, state_config=None, allow_neg_eigval=neg_eigval)
+    plan = plan_for(inp, gate="none", allow_neg_eigval=neg_eigval)
     chunk_mod._launch_intra(plan)
     _, ref_tb, _ = _stage1_reference(inp, gate="none", scale=0.2, allow_neg_eigval=neg_eigval)
     assert ref_tb.abs().max() > (1.5 if neg_eigval else 0.9)
