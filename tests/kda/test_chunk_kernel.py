@@ -382,8 +382,7 @@ def test_stage1_inverse_exact_for_aligned_keys_and_slow_decay(device, monkeypatc
     of L cancels those terms and loses digits, e.g. ``(I - L)(I + L^2)(I + L^4)(I + L^8)``
     (``benchmarks/results/cpu_checks_20261204_s42/candidate_inverse_products.patch``): 4.9e-5 / 2.4e-2
     here in fp32, 1e-1 and 25 with the GPU's tf32 operands in a model (``inverse_products_model.log``
-    there, ``--stress``). The random keys of the other tests keep every
-    block far from this case."""
+    there, ``--stress``). The random keys of the other tests keep every block far from this case."""
     from kimiops.kda.kernels import chunk as chunk_mod
 
     monkeypatch.setitem(chunk_mod.NUMERICS_CONFIG, "dot_dtype", "fp32")

@@ -15,15 +15,15 @@ where the powers of L grow (L^8 up to ~6e3 beta^8) while the inverse stays O(1).
     python3 inverse_products_model.py [--stress]
 """
 import sys
+
 import torch
+
+from kimiops.testing import tf32_rounded
 
 
 def trunc(x):
+    """fp32 ``x`` truncated to tf32 (the low 13 significand bits cleared), as the MMA reads it."""
     return (x.float().contiguous().view(torch.int32) & -0x2000).view(torch.float32)
-
-
-def rna(x):
-    return ((x.float().contiguous().view(torch.int32) + 0x1000) & -0x2000).view(torch.float32)
 
 
 def mm(a, b):
@@ -38,7 +38,7 @@ def subst(L):
 
 
 def products(L):
-    L = rna(L)
+    L = tf32_rounded(L)
     L2 = mm(L, L)
     L4 = mm(L2, L2)
     L8 = mm(L4, L4)

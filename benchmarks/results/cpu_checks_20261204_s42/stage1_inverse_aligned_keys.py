@@ -13,10 +13,7 @@ for neg in (False, True):
     inp["k"] = (torch.randn(K, generator=gen) + 0.01 * torch.randn(1, T, 1, K, generator=gen))
     inp["beta"] = torch.full((1, T, 1), 6.0)
     inp = t.with_slow_decay(inp, seed=5)
-    plan = t._plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
-                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate="none", A_log=None, dt_bias=None, lower_bound=None, out=None,
-                 intra_config=None, state_config=None, allow_neg_eigval=neg)
+    plan = t.plan_for(inp, gate="none", allow_neg_eigval=neg)
     chunk_mod._launch_intra(plan)
     _, ref_tb, _ = t._stage1_reference(inp, gate="none", scale=0.2, allow_neg_eigval=neg)
     print("neg", neg, "max|tb|", ref_tb.abs().max().item(), "rel err tb", t.rel_err(plan["tb"][:, :plan["NC"]], ref_tb))
