@@ -47,12 +47,12 @@ def products(L):
     return D + mm(D, L8)
 
 
-def blocks(corr, lb, seed, nb=4096, K=128):
+def blocks(corr, lb, seed, nb=4096, K=128, rows=16):
     torch.manual_seed(seed)
-    k = corr * torch.randn(nb, 1, K) + (1 - corr) * torch.randn(nb, 16, K)
+    k = corr * torch.randn(nb, 1, K) + (1 - corr) * torch.randn(nb, rows, K)
     k = (k / k.norm(dim=-1, keepdim=True)).double()
-    beta = torch.sigmoid(torch.randn(nb, 16)).double()
-    graw = torch.randn(nb, 16, K) * 2 - 2
+    beta = torch.sigmoid(torch.randn(nb, rows)).double()
+    graw = torch.randn(nb, rows, K) * 2 - 2
     if lb is None:
         g = -torch.exp(torch.rand(nb, 1, 1) * 5) * torch.nn.functional.softplus(graw)
     else:

@@ -105,22 +105,6 @@ def report_chunk(label, L):
           + "  ".join(f"{k} {v:.2e}" for k, v in errs.items()), flush=True)
 
 
-def chunk_blocks(corr, lb, seed, nb=1024, K=128):
-    """32-row chunks with random keys and the tests' gates (``blocks`` of the s42 model at 32 rows)."""
-    torch.manual_seed(seed)
-    k = corr * torch.randn(nb, 1, K) + (1 - corr) * torch.randn(nb, 32, K)
-    k = (k / k.norm(dim=-1, keepdim=True)).double()
-    beta = torch.sigmoid(torch.randn(nb, 32)).double()
-    graw = torch.randn(nb, 32, K) * 2 - 2
-    if lb is None:
-        g = -torch.exp(torch.rand(nb, 1, 1) * 5) * torch.nn.functional.softplus(graw)
-    else:
-        g = lb * torch.sigmoid(graw)
-    G = g.double().cumsum(1)
-    E = torch.exp((G[:, :, None, :] - G[:, None, :, :]).clamp(max=0))
-    return torch.tril((k[:, :, None, :] * k[:, None, :, :] * E).sum(-1), -1) * beta[:, :, None]
-
-
 def main():
     for seed in (0, 1):
         for corr in (0.0, 0.5, 0.8, 0.95):
@@ -131,7 +115,7 @@ def main():
         for corr in (0.0, 0.8, 0.95):
             for lb in (None, -5.0):
                 report_chunk(f"seed {seed} corr {corr} gate {'softplus' if lb is None else 'lower bound -5'}",
-                             chunk_blocks(corr, lb, seed))
+                             blocks(corr, lb, seed, nb=1024, rows=32))
     if "--stress" in sys.argv:
         for noise in (0.1, 0.01):
             for gstep in (-0.01, -0.1, -0.5):
