@@ -1,12 +1,13 @@
-"""Accuracy of prefill where the intra-chunk inverse is hardest, on the GPU: keys of one direction
+"""Accuracy of prefill on keys of one direction, on the GPU: keys of one direction
 (noise 0.01 or 0.3 of it, cosine ~0.9999 or ~0.9 between any two), a slow precomputed decay
 (``with_slow_decay``: ~3e-4 per step), beta near 1 or near 2 (``allow_neg_eigval``), bf16 inputs,
 B = 1, T = 1024, H = HV = 4, K = V = 128, q/k L2 norm and beta sigmoid in the kernels. Relative
 errors of o and of the final state against the fp64 recurrence, for ours (the ``kimiops`` first on
 PYTHONPATH) and, when importable, FLA 0.6's ``chunk_kda`` on the same inputs. In Triton's
-interpreter with the H200's tf32 truncation emulated, main reached 2e-2 / 3.6e-2 at beta ~2
-(``benchmarks/results/cpu_checks_20261205_s43/tf32_truncation_end_to_end.log``, T = 70, fp32
-inputs); this measures it in bf16 on the hardware, beside FLA.
+interpreter main is 6.2e-3 / 6.8e-3 (o / state) at beta ~1 with key noise 0.01, from kg's fp16
+rounding repeated chunk after chunk, and 7.3e-2 / 8.1e-2 at beta ~2 with the H200's tf32 truncation
+emulated (``benchmarks/results/cpu_checks_20261205_s43/aligned_keys_leave_one_out.log``,
+``tf32_truncation_end_to_end.log``); this measures it on the hardware, beside FLA.
 
     PYTHONPATH=<tree>:/tmp/site python3 benchmarks/tools/prefill_aligned_keys_accuracy.py   # repository root
 
