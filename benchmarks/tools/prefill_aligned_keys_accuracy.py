@@ -4,10 +4,13 @@
 B = 1, T = 1024, H = HV = 4, K = V = 128, q/k L2 norm and beta sigmoid in the kernels. Relative
 errors of o and of the final state against the fp64 recurrence, for ours (the ``kimiops`` first on
 PYTHONPATH) and, when importable, FLA 0.6's ``chunk_kda`` on the same inputs. In Triton's
-interpreter main is 6.2e-3 / 6.8e-3 (o / state) at beta ~1 with key noise 0.01, from kg's fp16
+interpreter the code before the forty-fourth session was at 6.2e-3 / 6.8e-3 (o / state) at beta ~1 with key noise 0.01, from kg's fp16
 rounding repeated chunk after chunk, and 7.3e-2 / 8.1e-2 at beta ~2 with the H200's tf32 truncation
 emulated (``benchmarks/results/cpu_checks_20261205_s43/aligned_keys_leave_one_out.log``,
-``tf32_truncation_end_to_end.log``); this measures it on the hardware, beside FLA.
+``tf32_truncation_end_to_end.log``); this measures it on the hardware, beside FLA. On the H200
+(``benchmarks/results/logs_h200_20261205/r1_aligned_keys_*.log``), on the blocked inverse of the
+forty-fourth session: 5.3e-3 / 6.6e-3 at beta ~1, 5.0e-2 / 5.8e-2 at beta ~2 (main before it 5.6e-3 /
+7.3e-3 and 7.3e-2 / 8.0e-2), FLA 0.6 4.6-10x further from fp64 in every row.
 
     PYTHONPATH=<tree>:/tmp/site python3 benchmarks/tools/prefill_aligned_keys_accuracy.py   # repository root
 

@@ -58,9 +58,11 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   rounded to tf32, ``_diag_anchored``) covers every pair of the block. Its exponent ``G_t - G_a``
   is a sum of g over ``(a, t]`` below the anchor and minus the sum over ``(t, a]`` above it: a
   product of a matrix of 0 and +-1 (one sign per row) with g.
-* ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution (16 rank-1
-  steps, CUDA cores), then with ``D`` = block-diagonal inverse and ``N = D * A_off`` (strictly
-  block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores; ``N^2 = 0`` with two sub-chunks).
+* ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution on their 8x8
+  diagonal blocks (8 rank-1 steps for all four at once, CUDA cores) and one level of the exact 2x2
+  block formula (``_diag_block_inverse``); then with ``D`` = block-diagonal inverse and
+  ``N = D * A_off`` (strictly block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores;
+  ``N^2 = 0`` with two sub-chunks).
 * ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
   (the last row of ``e^{G}``).
 * Sums of g over row spans (every exponent of this stage) are products of 0/1 matrices with
@@ -88,6 +90,19 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
 
 Notes (measured on the H200, ``python benchmarks/bench_kda_prefill.py --ablate``; CUDA-graph medians
 of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29):
+
+* Forty-fourth session: the diagonal blocks' inverse by substitution on 8x8 sub-blocks and one
+  exact 2x2-block level (``_diag_block_inverse``; offline sm_90 instructions per warp and program
+  7,956 -> 7,779 with g, 8,959 -> 8,781 with the softplus gate, 7,740 -> 7,541 with the lower bound,
+  spills 44 / 32 / 0 -> 20 / 20 / 0 bytes, ``cpu_checks_20261205_s43/intra_sass_blocked_inverse*.log``).
+  This stage, means of five alternating rounds (``logs_h200_20261205/r1_means.log``, ``r3_means.log``),
+  B1 T8192 / B8 T1024 in us: g 299.6 -> 305.5 / 317.9 -> 303.4, gk 301.0 -> 306.3 / 318.1 -> 304.5,
+  softplus gate 328.5 -> 318.7 / 328.6 -> 319.5, lower bound 305.3 -> 300.1 / 306.3 -> 296.9; the
+  whole call faster in all eight (B1 g 516.2 -> 513.9, B8 g 466.9 -> 450.5). Why this stage alone
+  is 2% slower at B1 with g (and gk) while the call is not was not profiled. Aligned keys with slow decay
+  (``prefill_aligned_keys_accuracy.py``, bf16, T = 1024): o / state from fp64 5.32e-3 / 6.55e-3
+  against 5.60e-3 / 7.25e-3 at beta ~1, 5.02e-2 / 5.78e-2 against 7.26e-2 / 8.03e-2 at beta ~2
+  (FLA 0.6 on the same inputs: 4.91e-2 / 6.58e-2 and 3.38e-1 / 3.87e-1; ``r1_aligned_keys_*.log``).
 
 * Thirty-eighth session: the score products of the factored tiles with themselves, the pairs
   selected from the product (``pair``, ``off_blk``) instead of zeroed operands (three selects per
@@ -433,6 +448,52 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
 
 
 @triton.jit
+def _diag_block_inverse(a, NS: tl.constexpr, BC: tl.constexpr, BASE: tl.constexpr, INV_PREC: tl.constexpr):
+    """``(I + a)^-1`` for ``a [NS, BC, BC]`` fp32, strictly lower in each of its ``NS`` blocks.
+
+    Forward substitution inverts the ``BC / BASE`` diagonal sub-blocks of ``BASE`` rows together:
+    step ``j`` eliminates column ``j`` of every sub-block at once (independent systems), so ``BASE``
+    rank-1 steps instead of ``BC``, each with the same two cross-lane reductions; each row reads its
+    own sub-block's column of ``a`` and each column its own sub-block's row of the inverse; the
+    update's cross terms land outside the sub-blocks, which no step reads and the mask drops. Then,
+    doubling the block size up to ``BC``, the exact 2x2-block formula
+    ``[[Pi, 0], [-Ri Q Pi, Ri]] = (I - Dh Qe) Dh`` with ``Dh = diag(Pi, Ri)`` the inverse so far and
+    ``Qe`` the blocks ``Q`` of ``a`` alone (``(Dh Qe)^2 = 0``), as the chunk level does with its
+    sub-chunks. No power series of ``a``: every factor is an exact inverse or a block of ``a``, so
+    nothing grows where the blocks' powers do (aligned keys, slow decay; a product form was 0.04-26
+    off there, ``cpu_checks_20261204_s42``).
+
+    Precision with ``INV_PREC == "tf32"``: ``Dh Qe`` cancels (for aligned keys its entries are sums
+    of ~8 terms of size ~beta^2 that leave O(1)), so it runs in ``tf32x3`` (fp32-accurate); the
+    second product takes operands rounded to nearest tf32 (``tf32_operand``), which is what the
+    chunk level's truncating products would make of ``Dh`` anyway. Torch model of the H200's
+    truncating MMA (``benchmarks/results/cpu_checks_20261205_s43/blocked_inverse_model.log``): the
+    chunk's inverse 1.0e-5-6.3e-5 from fp64 on random keys (substitution over 16 rows: 1.5e-5-1.1e-4),
+    0.56-1.09x of it on aligned keys with slow decay, where both products on rounded tf32 operands
+    were up to 1.3x. ``BASE == BC`` is plain substitution."""
+    ii = tl.arange(0, BC)[None, :, None]
+    jj = tl.arange(0, BC)[None, None, :]
+    eye = tl.where(ii == jj, 1.0, 0.0)
+    d = eye + tl.zeros([NS, BC, BC], dtype=tl.float32)
+    for j in tl.static_range(BASE):
+        col = tl.sum(tl.where(jj == (ii // BASE) * BASE + j, a, 0.0), axis=2)   # [NS, BC]
+        row = tl.sum(tl.where(ii == (jj // BASE) * BASE + j, d, 0.0), axis=1)   # [NS, BC]
+        d = d - col[:, :, None] * row[:, None, :]
+    d = tl.where(ii // BASE == jj // BASE, d, 0.0)
+    tl.static_assert(BASE << 4 >= BC, "at most four doubling levels")
+    CANCEL_PREC: tl.constexpr = "tf32x3" if INV_PREC == "tf32" else INV_PREC
+    for lvl in tl.static_range(4):
+        half = BASE << lvl
+        if half < BC:
+            r = ii % (2 * half)
+            c = jj % (2 * half)
+            q_blk = tl.where((ii - r == jj - c) & (r >= half) & (c < half), a, 0.0)   # Qe
+            n_half = tl.dot(d, q_blk, input_precision=CANCEL_PREC)
+            d = tl.dot(tf32_operand(eye - n_half, INV_PREC), tf32_operand(d, INV_PREC), input_precision=INV_PREC)
+    return d
+
+
+@triton.jit
 def _chain_tail(done, n_programs):
     """End of a stage-1 launch chained by programmatic dependent launch (``chunk.py``): the last of
     its ``n_programs`` programs to finish waits for the kernel launched before it on the stream (the
@@ -493,9 +554,6 @@ def chunk_intra_kernel(
     if HAS_A:
         b_A = tl.exp(tl.load(A_log + hv).to(tl.float32))
 
-    ii = tl.arange(0, BC)[None, :, None]
-    jj = tl.arange(0, BC)[None, None, :]
-
     tl.static_assert(NS == 2, "the off-diagonal factorization assumes chunks of two sub-chunks")
     acc_kk = tl.zeros([C, C], dtype=tl.float32)   # off-diagonal block of sum k k e^.. (others masked)
     acc_qk = tl.zeros([C, C], dtype=tl.float32)
@@ -547,11 +605,7 @@ def chunk_intra_kernel(
     # ---------------------------------------------------------------- (I + A_kk)^-1
     eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
     if (ABL & 4) == 0:
-        d3 = tl.where(ii == jj, 1.0, 0.0) + tl.zeros([NS, BC, BC], dtype=tl.float32)
-        for j in tl.static_range(BC):
-            col_j = tl.sum(tl.where(jj == j, dg_kk, 0.0), axis=2)     # [NS, BC]: A[:, i, j]
-            row_j = tl.sum(tl.where(ii == j, d3, 0.0), axis=1)        # [NS, BC]: D[:, j, :]
-            d3 = d3 - col_j[:, :, None] * row_j[:, None, :]
+        d3 = _diag_block_inverse(dg_kk, NS, BC, BC // 2, INV_PREC)
         dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
         n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
         t_inv = tl.dot(eye - n_mat, dblk, input_precision=INV_PREC)  # [C, C] fp32 (N^2 = 0: two blocks)
