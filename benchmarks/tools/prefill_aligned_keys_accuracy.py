@@ -42,8 +42,7 @@ T, H, K, V = 1024, 4, 128, 128
 def aligned_inputs(noise, beta_logit, seed=5):
     gen = torch.Generator().manual_seed(seed)
     inp = tck.make_inputs(1, T, H, H, K, V, "none", torch.bfloat16, "cpu", seed=seed, mild=True)
-    k = torch.randn(1, 1, H, K, generator=gen) + noise * torch.randn(1, T, H, K, generator=gen)
-    inp["k"] = k.to(torch.bfloat16)
+    inp = tck.with_aligned_keys(inp, noise, gen)
     inp["beta"] = (beta_logit + 0.1 * torch.randn(1, T, H, generator=gen)).to(torch.bfloat16)
     inp = tck.with_slow_decay(inp, seed=seed)
     return {n: (x.to(DEVICE) if isinstance(x, torch.Tensor) else x) for n, x in inp.items()}

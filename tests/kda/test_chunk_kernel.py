@@ -76,6 +76,16 @@ def with_slow_decay(inp, seed=0):
     return dict(inp, g=g.to(inp["g"].device, inp["g"].dtype), A_log=None, dt_bias=None, lower_bound=None)
 
 
+def with_aligned_keys(inp, noise, gen):
+    """``inp`` with keys of one direction per head: ``k = d_h + noise * n_t`` with ``d_h`` and every
+    ``n_t`` standard normal (cosine ~1 - noise^2 between any two keys of a head), drawn from ``gen``
+    (``[1, T, H, K]`` inputs). With slow decay this is where the intra-chunk inverse is hardest: each
+    diagonal block of A_kk is close to beta times a triangle of ones, whose powers grow."""
+    _, T, H, K = inp["k"].shape
+    k = torch.randn(1, 1, H, K, generator=gen) + noise * torch.randn(1, T, H, K, generator=gen)
+    return dict(inp, k=k.to(inp["k"].device, inp["k"].dtype))
+
+
 def preprocessed(inp, *, gate, l2=True, allow_neg_eigval=False):
     """fp64 CPU ``q, k, v, g, beta`` as the kernels see them after their preprocessing (gate, l2norm,
     sigmoid applied in fp64)."""
@@ -391,7 +401,7 @@ def test_stage1_inverse_exact_for_aligned_keys_and_slow_decay(device, monkeypatc
     T, K = 70, 32
     gen = torch.Generator().manual_seed(5)
     inp = make_inputs(1, T, 1, 1, K, 32, "none", torch.float32, device, seed=5, mild=True)
-    inp["k"] = (torch.randn(K, generator=gen) + 0.01 * torch.randn(1, T, 1, K, generator=gen)).to(device)
+    inp = with_aligned_keys(inp, 0.01, gen)
     inp["beta"] = torch.full((1, T, 1), 6.0, device=device)  # sigmoid 0.9975 (x2 with neg_eigval)
     inp = with_slow_decay(inp, seed=5)
     plan = plan_for(inp, gate="none", allow_neg_eigval=neg_eigval)

@@ -9,6 +9,7 @@ import triton
 import triton.language as tl
 
 from kimiops.kda.kernels.chunk_intra import _diag_block_inverse
+from kimiops.kda.reference import intra_chunk_scores
 from kimiops.testing import rel_err
 
 NS, BC = 2, 16
@@ -44,9 +45,7 @@ def _blocks(kind, seed):
         beta = torch.full((NS, BC), 0.9975 * (2 if kind == "aligned2" else 1), dtype=torch.float64)
         g = torch.full((NS, BC, K), -0.01, dtype=torch.float64)
     k = k / k.norm(dim=-1, keepdim=True)
-    G = g.cumsum(1)
-    decay = torch.exp((G[:, :, None, :] - G[:, None, :, :]).clamp(max=0))
-    return torch.tril((k[:, :, None, :] * k[:, None, :, :] * decay).sum(-1), -1) * beta[:, :, None]
+    return intra_chunk_scores(k, k, g.cumsum(1), include_diagonal=False) * beta[:, :, None]
 
 
 @pytest.mark.parametrize("kind", ["random", "aligned", "aligned2"])
