@@ -130,6 +130,10 @@ def softplus_tl(x):
 
 @triton.jit
 def sigmoid_tl(x):
+    """fp32 ``1 / (1 + e^-x)``. For ``x`` below about -88 (a lower-bound gate's ``A x`` with A up to
+    ~200, or beta logits) ``e^-x`` overflows to +inf and the result is exactly 0, the correct limit:
+    the numerator is finite, so no NaN can come of it. This is the one exponential of the gates whose
+    argument is not <= 0; it never meets a decay sum."""
     return 1.0 / (1.0 + exp_ftz_tl(-x))
 
 

@@ -3,6 +3,8 @@
 Backends: "torch" always; "triton" runs the kernels (Triton interpreter on CPU, fp32 there).
 """
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -14,7 +16,6 @@ OPS = {
     "chunk_kda": (kimiops.chunk_kda, "initial_state_indices"),
     "fused_recurrent_kda": (kimiops.fused_recurrent_kda, "ssm_state_indices"),
 }
-
 
 
 @pytest.mark.parametrize("op_name", OPS)
@@ -779,3 +780,23 @@ def test_gpu_eager_decode_with_new_batch_sizes_gives_the_full_path_bits(monkeypa
             assert torch.equal(fast_pool, full_pool), N
     assert sum(replays) >= 4, replays  # new sizes of a recorded config replayed
     assert _eager_entries() >= 4  # sizes that came back found their exact entries
+
+
+def test_public_calls_with_options_drawn_together_match_the_recurrence(device, monkeypatch):
+    """A run of ``benchmarks/tools/fuzz_public_ops.py``: public ``chunk_kda`` / ``fused_recurrent_kda``
+    calls whose options are drawn together (head dims, GVA, batch and varlen layouts with empty
+    sequences, the three gate modes, L2 norm, beta logits and ``allow_neg_eigval``, dense states and
+    pools with padding and ``pad_slot_id=0``, both state layouts, vLLM's speculative decode), each with
+    both backends against the fp64 recurrence; pool slots a call may not write stay bit-identical
+    (poisoned with NaN). On the GPU more calls, head dims up to 256, bf16 inputs and bf16 decode pools."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks" / "tools"))
+    import fuzz_public_ops
+
+    cuda = device.type == "cuda"
+    calls, seed, big_dims = (300, 8, 0.25) if cuda else (16, 8, 0.0)
+    drawn = [fuzz_public_ops.draw_call(fuzz_public_ops.Draw(seed * 100003 + i), big_dims, cuda) for i in range(calls)]
+    assert {c["gate"] for c in drawn} == {"precomputed", "softplus", "lower_bound"}
+    assert any(c["spec"] for c in drawn) and any(c["pad_slot_id"] == 0 for c in drawn)
+    assert any(0 in c["lens"] for c in drawn) and {c["state"] for c in drawn} == {"none", "dense", "pool"}
+    report = []
+    assert fuzz_public_ops.fuzz(calls, seed, big_dims=big_dims, device=device, out=report.append) == 0, report[:3]

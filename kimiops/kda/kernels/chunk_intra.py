@@ -29,7 +29,9 @@ slots ``cu[n] // C + n + c`` for its chunks ``c``; these never collide and stay 
 ``cu_seqlens`` (``f(n) = cu[n] // C + n`` is non-decreasing) and exits when its slot is a gap.
 No host synchronization, no metadata tensors.
 
-Numerics (overflow-safe for unbounded gates: every exponential evaluated has an argument <= 0):
+Numerics (overflow-safe for unbounded gates: every exponential of g's sums has an argument <= 0; the
+only other ones are the sigmoids of the lower-bound gate and of beta, whose ``e^-x`` may be +inf
+and then give exactly 0, see ``gate.sigmoid_tl``):
 the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel requires C = 32).
 
 * The off-diagonal sub-block (rows of block 1 against columns of block 0: with chunks of 32 there

@@ -25,8 +25,9 @@ different sequences own different slots.
 Numerics: all math in fp32; the state is fp32 in registers (bf16 pools are loaded as fp32 and
 rounded to bf16, round-to-nearest-even, on store); o is stored in o's dtype. The only
 exponentials evaluated on gates are ``exp(g)`` with ``g <= 0`` (log decays; a softplus gate of
-``|g|`` ~ 3e3 underflows to exactly 0, which is the right answer), plus the bounded ones inside
-``gate.py`` (softplus clamps its argument at 20).
+``|g|`` ~ 3e3 underflows to exactly 0, which is the right answer), plus those inside ``gate.py``:
+softplus takes ``e^-|x|`` (<= 1), and the sigmoids of the lower-bound gate and of beta may take an
+``e^-x`` of +inf, which gives exactly 0 (``sigmoid_tl``).
 
 Speculative verification (``SPEC``: indices ``[N, T_max]``, vLLM's convention): sequence n starts
 from slot ``idx[n, a_n - 1]`` (``a_n = num_accepted_tokens[n]``, or ``idx[n, 0]`` without it) and
