@@ -9,8 +9,9 @@ three gate modes (precomputed g, softplus with or without dt_bias, lower bound w
 A_log), the in-kernel L2 norm, beta as logits (and ``allow_neg_eigval``), scale, no state / a dense
 initial state / a pool with indices (-1, and ``pad_slot_id=0`` for decode), both state layouts,
 ``output_final_state``, and for decode vLLM's speculative form (2-D indices with
-``num_accepted_tokens``). On CUDA, inputs may also be bf16 and decode pools bf16 (draws the CPU run
-does not make, so a seed's CPU calls do not depend on them).
+``num_accepted_tokens``); g and beta in fp32 beside half q, k, v, A_log and dt_bias in half precision,
+and inputs as strided views of fused projections. On CUDA, inputs may also be bf16 and decode pools
+bf16.
 
 What it checks, per call and backend:
 - the output and the states are finite and within ``--tol`` (relative, fp64) of the reference;
@@ -65,7 +66,7 @@ class Draw:
 def draw_call(d: Draw, big_dims: float = 0.0, cuda: bool = False) -> dict:
     """One call's options: head dims 16-64, or with probability ``big_dims`` 128 / 256 (prompts
     up to 40 tokens then; 0 draws nothing for it, so a seed's calls stay those of ``--big-dims 0``).
-    ``cuda``: also bf16 inputs and bf16 decode pools (drawn only then)."""
+    ``cuda``: also bf16 inputs and bf16 decode pools."""
     c = {"op": d.pick(["chunk_kda", "fused_recurrent_kda"])}
     decode = c["op"] == "fused_recurrent_kda"
     big = big_dims > 0 and d.coin(big_dims)
@@ -98,10 +99,15 @@ def draw_call(d: Draw, big_dims: float = 0.0, cuda: bool = False) -> dict:
     c["final"] = d.coin()
     c["pad_slot_id"] = -1 if not (decode and c["state"] == "pool") else d.pick([-1, -1, 0])
     c["pool_dtype"] = torch.float32
+    half = [torch.float16, torch.bfloat16] if cuda else [torch.float16]
     if cuda:
         c["dtype"] = d.pick([torch.bfloat16, c["dtype"]])
         if decode and c["state"] == "pool":
             c["pool_dtype"] = d.pick([torch.float32, torch.bfloat16])
+    c["g_dtype"] = d.pick([c["dtype"], torch.float32])  # FLA takes g and beta in fp32 beside bf16 q, k, v
+    c["beta_dtype"] = d.pick([c["dtype"], torch.float32])
+    c["param_dtype"] = d.pick([torch.float32, *half])  # A_log and dt_bias (checkpoints may keep them in bf16)
+    c["fused"] = d.coin()  # q, k, v, g as views of fused projections, beta a strided column slice
     return c
 
 
@@ -120,9 +126,10 @@ def make_tensors(d: Draw, c: dict) -> dict:
         x["g"] = -d.rand(B, T, HV, K) * d.pick([0.1, 3.0])
     else:
         x["g"] = d.randn(B, T, HV, K) * d.pick([1.0, 5.0])
-        x["A_log"] = torch.log(d.rand(HV) * d.pick([8.0, 199.0]) + 1).float() if c["A_log"] else None
-        x["dt_bias"] = d.randn(HV * K).float() if c["dt_bias"] else None
-    x = {n: (t.to(c["dtype"]) if n in ("q", "k", "v", "g", "beta") else t) for n, t in x.items()}
+        x["A_log"] = torch.log(d.rand(HV) * d.pick([8.0, 199.0]) + 1) if c["A_log"] else None
+        x["dt_bias"] = d.randn(HV * K) if c["dt_bias"] else None
+    x = {n: t.to(c["dtype"]) if n in ("q", "k", "v") else t.to(c["g_dtype"]) if n == "g" else
+         t.to(c["beta_dtype"]) if n == "beta" else t if t is None else t.to(c["param_dtype"]) for n, t in x.items()}
     x["cu"] = torch.tensor([0] + torch.tensor(c["lens"]).cumsum(0).tolist(), dtype=d.pick([torch.int32, torch.int64])) \
         if c["varlen"] else None
     shape = (V, K) if c["v_first"] else (K, V)
@@ -220,9 +227,31 @@ def run_op(c: dict, x: dict, backend: str, device: torch.device):
         if c["pad_slot_id"] != -1:
             kw["pad_slot_id"] = c["pad_slot_id"]
     fn = kimiops.fused_recurrent_kda if decode else kimiops.chunk_kda
-    o, ht = fn(*(on(x[n]) for n in ("q", "k", "v", "g", "beta")), **kw)
+    ins = [on(x[n]) for n in ("q", "k", "v", "g", "beta")]
+    o, ht = fn(*(fused_views(*ins) if c["fused"] else ins), **kw)
     is_pool = ht is pool and pool is not None
     return o.cpu(), on_cpu(ht), on_cpu(pool), is_pool
+
+
+def fused_views(q, k, v, g, beta):
+    """The same values as an engine's fused projections hand them over: q, k, v slices of one
+    ``[B, T, 2 H K + HV V + 8]`` tensor and g of a ``[B, T, HV K + 8]`` one (head dim contiguous,
+    token stride wider than the heads), beta a column slice of ``[B, T, HV + 3]`` starting at 1."""
+    B, T, H, K = q.shape
+    HV, V = v.shape[2], v.shape[3]
+    widths = (H * K, H * K, HV * V)
+    qkv = torch.full((B, T, sum(widths) + 8), float("nan"), dtype=q.dtype, device=q.device)
+    views, at = [], 0
+    for t, w in zip((q, k, v), widths):
+        view = qkv[..., at:at + w].view(t.shape)
+        view.copy_(t)
+        views.append(view)
+        at += w
+    g_view = torch.full((B, T, HV * K + 8), float("nan"), dtype=g.dtype, device=g.device)[..., :HV * K].view(g.shape)
+    g_view.copy_(g)
+    b_view = torch.full((B, T, HV + 3), float("nan"), dtype=beta.dtype, device=beta.device)[..., 1:HV + 1]
+    b_view.copy_(beta)
+    return (*views, g_view, b_view)
 
 
 def on_cpu(t):
@@ -310,6 +339,11 @@ def describe(c: dict) -> str:
         bits.append(f"scale={c['scale']:.2f}")
     if c["pool_dtype"] != torch.float32:
         bits.append("pool=bfloat16")
+    for n in ("g_dtype", "beta_dtype", "param_dtype"):
+        if c[n] != c["dtype"] and (n != "param_dtype" or c["gate"] != "precomputed"):
+            bits.append(f"{n[:-6]}={str(c[n])[6:]}")
+    if c["fused"]:
+        bits.append("fused")
     return " ".join(bits)
 
 
