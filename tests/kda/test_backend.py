@@ -1,5 +1,7 @@
 """KDABackend extend/decode equivalences over a poisoned pool (CPU: torch path; GPU: kernels)."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -301,3 +303,21 @@ def test_cuda_graph_decode_padded_batch_replays_with_new_inputs():
         torch.cuda.synchronize()
         assert torch.equal(static_out, o_eager)
         assert torch.equal(pool, pool_eager)
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+def test_engine_steps_with_changing_batches_match_the_recurrence(backend, device, monkeypatch):
+    """``benchmarks/tools/fuzz_serving_steps.py``: simulated engines (requests arriving into zeroed
+    slots, prefill in pieces, decode batches whose composition, order and size change every step,
+    padded requests and NaN padding rows, finished requests' slots poisoned) against an fp64 model of
+    every request's state; free slots stay untouched. On the GPU the repeated calls take the eager
+    shortcut, so cached launches must follow the changing batches."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks" / "tools"))
+    import fuzz_serving_steps
+
+    # seeds 1 / 4 / 5 draw the softplus / lower-bound / softplus gate (bf16 on the GPU), 0 a precomputed one
+    seeds, steps = ((0, 1, 4, 5), 30) if device.type == "cuda" else ((1, 4), 10)
+    report = []
+    failed = sum(fuzz_serving_steps.simulate(steps, seed, device=device, backend=backend, out=report.append)
+                 for seed in seeds)
+    assert failed == 0, report[:3]
