@@ -9,8 +9,9 @@ three gate modes (precomputed g, softplus with or without dt_bias, lower bound w
 A_log), the in-kernel L2 norm, beta as logits (and ``allow_neg_eigval``), scale, no state / a dense
 initial state / a pool with indices (-1, and ``pad_slot_id=0`` for decode), both state layouts,
 ``output_final_state``, and for decode vLLM's speculative form (2-D indices with
-``num_accepted_tokens``); g and beta in fp32 beside half q, k, v, A_log and dt_bias in half precision,
-and inputs as strided views of fused projections. On CUDA, inputs may also be bf16 and decode pools
+``num_accepted_tokens``), for prefill state snapshots (``track_state`` / ``track_chunk_idx``); g
+and beta in fp32 beside half q, k, v, A_log and dt_bias in half precision, and inputs as strided
+views of fused projections. On CUDA, inputs may also be bf16 and decode pools
 bf16.
 
 What it checks, per call and backend:
@@ -38,6 +39,7 @@ import torch  # noqa: E402
 import kimiops  # noqa: E402
 from kimiops.kda.gate import beta_from_logits, kda_gate, l2norm  # noqa: E402
 from kimiops.kda.reference import naive_recurrent_kda  # noqa: E402
+from kimiops.kda.track import TRACK_CHUNK  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
 
@@ -108,6 +110,7 @@ def draw_call(d: Draw, big_dims: float = 0.0, cuda: bool = False) -> dict:
     c["beta_dtype"] = d.pick([c["dtype"], torch.float32])
     c["param_dtype"] = d.pick([torch.float32, *half])  # A_log and dt_bias (checkpoints may keep them in bf16)
     c["fused"] = d.coin()  # q, k, v, g as views of fused projections, beta a strided column slice
+    c["track"] = not decode and d.coin(0.3)  # prefix-caching snapshots (track_state / track_chunk_idx)
     return c
 
 
@@ -150,11 +153,15 @@ def make_tensors(d: Draw, c: dict) -> dict:
             perm[n, 0 if not c["spec"] else int(x["num_accepted"][n]) - 1] = -1
         x["indices"] = perm if c["spec"] else perm[:, 0].contiguous()
         x["pool"] = d.randn(slots, HV, *shape).to(c["pool_dtype"])
+    if c["track"]:
+        x["track_idx"] = torch.tensor([d.pick([-1, *range(ln // TRACK_CHUNK + 1)]) for ln in c["lens"]],
+                                      dtype=torch.int32)
     return x
 
 
 def reference(c: dict, x: dict):
-    """fp64 ``(o, states after the call or None, pool after the call or None, padded sequences)``."""
+    """fp64 ``(o, states after the call, pool after the call or None, padded sequences, snapshots
+    or None)``; snapshot rows of index -1 are NaN (the call may not write them)."""
     decode = c["op"] == "fused_recurrent_kda"
     q, k, v, g, beta = (x[n].double() for n in ("q", "k", "v", "g", "beta"))
     if c["l2norm"]:
@@ -186,6 +193,15 @@ def reference(c: dict, x: dict):
     if decode:
         for n in padded:
             o[rows(n)] = 0
+    snaps = None
+    if c["track"]:
+        snaps = torch.full((N, *ht.shape[1:]), float("nan"), dtype=torch.float64)
+        for n, j in enumerate(x["track_idx"].tolist()):
+            b, sl = rows(n)
+            if j == 0:
+                snaps[n] = h0[n] if h0 is not None else 0.0
+            elif j > 0:
+                snaps[n] = per_token[b, (sl.start or 0) + j * TRACK_CHUNK - 1]
     pool_after = None
     if c["state"] == "pool":
         pool_after = x["pool"].double().clone()
@@ -203,12 +219,12 @@ def reference(c: dict, x: dict):
                 n_tokens = (sl.stop - sl.start) if c["varlen"] else per_token.shape[1]
                 if slot > pad_limit and n_tokens > 0:
                     pool_after[slot] = ht[n]
-    return o, ht, pool_after, padded
+    return o, ht, pool_after, padded, snaps
 
 
 def run_op(c: dict, x: dict, backend: str, device: torch.device):
-    """The public call on ``device``; returns ``(o, final state, pool after, final state is the pool)``
-    with the tensors back on the CPU."""
+    """The public call on ``device``; returns ``(o, final state, pool after, final state is the pool,
+    snapshots)`` with the tensors back on the CPU."""
     decode = c["op"] == "fused_recurrent_kda"
     on = lambda t: None if t is None else t.to(device)  # noqa: E731
     kw = dict(scale=c["scale"], output_final_state=c["final"], use_qk_l2norm_in_kernel=c["l2norm"],
@@ -226,11 +242,16 @@ def run_op(c: dict, x: dict, backend: str, device: torch.device):
             kw["num_accepted_tokens"] = on(x["num_accepted"])
         if c["pad_slot_id"] != -1:
             kw["pad_slot_id"] = c["pad_slot_id"]
+    if c["track"]:
+        N = x["track_idx"].shape[0]
+        shape = (c["V"], c["K"]) if c["v_first"] else (c["K"], c["V"])
+        kw["track_state"] = torch.full((N, c["HV"], *shape), float("nan"), device=device)
+        kw["track_chunk_idx"] = on(x["track_idx"])
     fn = kimiops.fused_recurrent_kda if decode else kimiops.chunk_kda
     ins = [on(x[n]) for n in ("q", "k", "v", "g", "beta")]
     o, ht = fn(*(fused_views(*ins) if c["fused"] else ins), **kw)
     is_pool = ht is pool and pool is not None
-    return o.cpu(), on_cpu(ht), on_cpu(pool), is_pool
+    return o.cpu(), on_cpu(ht), on_cpu(pool), is_pool, on_cpu(kw.get("track_state"))
 
 
 def fused_views(q, k, v, g, beta):
@@ -273,8 +294,8 @@ def poisoned_pool(c: dict, x: dict) -> torch.Tensor:
 
 def check(c: dict, x: dict, backend: str, ref, tol: float, device: torch.device = torch.device("cpu")) -> list[str]:
     """What is wrong with one backend's call (empty: nothing)."""
-    ro, rht, rpool, padded = ref
-    o, ht, pool, is_pool = run_op(c, x, backend, device)
+    ro, rht, rpool, padded, rsnaps = ref
+    o, ht, pool, is_pool, snaps = run_op(c, x, backend, device)
     errs = []
     if o.shape != ro.shape or o.dtype != x["v"].dtype:
         return [f"o: shape {tuple(o.shape)} dtype {o.dtype}, expected {tuple(ro.shape)} {x['v'].dtype}"]
@@ -308,6 +329,12 @@ def check(c: dict, x: dict, backend: str, ref, tol: float, device: torch.device 
                 errs.append(f"final state rel err {es:.2e}")
     elif ht is not None:
         errs.append("final state returned although output_final_state=False")
+    if c["track"]:
+        for n, j in enumerate(x["track_idx"].tolist()):
+            if j < 0 and not bool(snaps[n].isnan().all()):
+                errs.append(f"snapshot row {n}: written although its index is -1")
+            elif j >= 0 and not rel_err(snaps[n], rsnaps[n]) <= tol:
+                errs.append(f"snapshot row {n} (chunk {j}): rel err {rel_err(snaps[n], rsnaps[n]):.2e}")
     return errs
 
 
@@ -344,6 +371,8 @@ def describe(c: dict) -> str:
             bits.append(f"{n[:-6]}={str(c[n])[6:]}")
     if c["fused"]:
         bits.append("fused")
+    if c["track"]:
+        bits.append("track")
     return " ".join(bits)
 
 

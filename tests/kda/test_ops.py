@@ -787,7 +787,7 @@ def test_public_calls_with_options_drawn_together_match_the_recurrence(device, m
     calls whose options are drawn together (head dims, GVA, batch and varlen layouts with empty
     sequences, the three gate modes, L2 norm, beta logits and ``allow_neg_eigval``, dense states and
     pools with padding and ``pad_slot_id=0``, both state layouts, vLLM's speculative decode, g and beta
-    in fp32 beside half inputs, strided views of fused projections), each with
+    in fp32 beside half inputs, strided views of fused projections, prefill state snapshots), each with
     both backends against the fp64 recurrence; pool slots a call may not write stay bit-identical
     (poisoned with NaN). On the GPU more calls, head dims up to 256, bf16 inputs and bf16 decode pools."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks" / "tools"))
@@ -801,5 +801,6 @@ def test_public_calls_with_options_drawn_together_match_the_recurrence(device, m
     assert any(c["spec"] for c in drawn) and any(c["pad_slot_id"] == 0 for c in drawn)
     assert any(0 in c["lens"] for c in drawn) and {c["state"] for c in drawn} == {"none", "dense", "pool"}
     assert any(c["fused"] for c in drawn) and any(c["g_dtype"] != c["dtype"] for c in drawn)
+    assert any(c["track"] and max(c["lens"]) >= 64 for c in drawn)
     report = []
     assert fuzz_public_ops.fuzz(calls, seed, big_dims=big_dims, device=device, out=report.append) == 0, report[:3]
