@@ -66,9 +66,8 @@ class Draw:
 
 
 def draw_call(d: Draw, big_dims: float = 0.0, cuda: bool = False) -> dict:
-    """One call's options: head dims 16-64, or with probability ``big_dims`` 128 / 256 (prompts
-    up to 40 tokens then; 0 draws nothing for it, so a seed's calls stay those of ``--big-dims 0``).
-    ``cuda``: also bf16 inputs and bf16 decode pools."""
+    """One call's options: head dims 16-64, or with probability ``big_dims`` 64-256 with prompts
+    of up to 40 tokens (no draw is made for it at 0). ``cuda``: also bf16 inputs and bf16 decode pools."""
     c = {"op": d.pick(["chunk_kda", "fused_recurrent_kda"])}
     decode = c["op"] == "fused_recurrent_kda"
     big = big_dims > 0 and d.coin(big_dims)

@@ -1,0 +1,17 @@
+#!/bin/bash
+# Prepared in the forty-sixth session (no GPU was lent): the two randomized checks on the H200.
+# 1. their tests on CUDA (40 public calls with bf16, bf16 decode pools and head dims up to 256;
+#    4 simulated engines x 30 steps per backend, through the eager shortcut);
+# 2. longer runs of both tools. Most of the time is Triton compiling the calls' specializations.
+# Run from the repository root with $OUT set (the device tool's run); ~8 minutes at most.
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/fuzz_gpu.log
+PYTHONPATH=$PWD timeout 240 python3 -m pytest -q -p no:cacheprovider tests/kda/test_ops.py \
+  tests/kda/test_backend.py -k "drawn_together or engine_steps" > $OUT/fuzz_pytest.log 2>&1
+echo "rc $?" >> $OUT/fuzz_pytest.log; tail -n 3 $OUT/fuzz_pytest.log
+PYTHONPATH=$PWD timeout 150 python3 benchmarks/tools/fuzz_public_ops.py --device cuda --calls 150 --seed 1 \
+  --big-dims 0.25 > $OUT/fuzz_public_ops_cuda_seed1.log 2>&1
+echo "rc $?" >> $OUT/fuzz_public_ops_cuda_seed1.log; tail -n 3 $OUT/fuzz_public_ops_cuda_seed1.log
+PYTHONPATH=$PWD timeout 90 python3 benchmarks/tools/fuzz_serving_steps.py --device cuda --engines 12 --steps 30 \
+  --seed 10 > $OUT/fuzz_serving_steps_cuda.log 2>&1
+echo "rc $?" >> $OUT/fuzz_serving_steps_cuda.log; tail -n 3 $OUT/fuzz_serving_steps_cuda.log
