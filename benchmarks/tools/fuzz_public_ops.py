@@ -221,9 +221,8 @@ def reference(c: dict, x: dict):
     return o, ht, pool_after, padded, snaps
 
 
-def run_op(c: dict, x: dict, backend: str, device: torch.device):
-    """The public call on ``device``; returns ``(o, final state, pool after, final state is the pool,
-    snapshots)`` with the tensors back on the CPU."""
+def call_args(c: dict, x: dict, backend: str, device: torch.device):
+    """The public call on ``device`` as ``(op, positional inputs, keywords, pool or None)``."""
     decode = c["op"] == "fused_recurrent_kda"
     on = lambda t: None if t is None else t.to(device)  # noqa: E731
     kw = dict(scale=c["scale"], output_final_state=c["final"], use_qk_l2norm_in_kernel=c["l2norm"],
@@ -248,7 +247,14 @@ def run_op(c: dict, x: dict, backend: str, device: torch.device):
         kw["track_chunk_idx"] = on(x["track_idx"])
     fn = kimiops.fused_recurrent_kda if decode else kimiops.chunk_kda
     ins = [on(x[n]) for n in ("q", "k", "v", "g", "beta")]
-    o, ht = fn(*(fused_views(*ins) if c["fused"] else ins), **kw)
+    return fn, list(fused_views(*ins) if c["fused"] else ins), kw, pool
+
+
+def run_op(c: dict, x: dict, backend: str, device: torch.device):
+    """The public call on ``device``; returns ``(o, final state, pool after, final state is the pool,
+    snapshots)`` with the tensors back on the CPU."""
+    fn, ins, kw, pool = call_args(c, x, backend, device)
+    o, ht = fn(*ins, **kw)
     is_pool = ht is pool and pool is not None
     return o.cpu(), on_cpu(ht), on_cpu(pool), is_pool, on_cpu(kw.get("track_state"))
 

@@ -804,3 +804,17 @@ def test_public_calls_with_options_drawn_together_match_the_recurrence(device, m
     assert any(c["track"] and max(c["lens"]) >= 64 for c in drawn)
     report = []
     assert fuzz_public_ops.fuzz(calls, seed, big_dims=big_dims, device=device, out=report.append) == 0, report[:3]
+
+
+def test_valid_calls_with_one_argument_made_wrong_raise_errors_naming_it(device, monkeypatch):
+    """A run of ``benchmarks/tools/fuzz_bad_inputs.py``: calls drawn as the test above draws them,
+    each with one argument made wrong (shapes, dtypes, strides, gate arguments, ``cu_seqlens``, pools,
+    indices, accepted counts, snapshots), raise ``ValueError`` / ``TypeError`` starting with that
+    argument's name (value checks under ``KIMIOPS_DEBUG=1``); every mutation runs."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks" / "tools"))
+    import fuzz_bad_inputs
+
+    report = []
+    failed, counts = fuzz_bad_inputs.fuzz(400, seed=3, device=device, out=report.append)
+    assert failed == 0, report[:3]
+    assert min(counts.values()) > 0, counts

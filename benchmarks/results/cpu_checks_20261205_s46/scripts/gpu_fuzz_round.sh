@@ -7,7 +7,7 @@
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/fuzz_gpu.log
 PYTHONPATH=$PWD timeout 240 python3 -m pytest -q -p no:cacheprovider tests/kda/test_ops.py \
-  tests/kda/test_backend.py -k "drawn_together or engine_steps" > $OUT/fuzz_pytest.log 2>&1
+  tests/kda/test_backend.py -k "drawn_together or engine_steps or one_argument_made_wrong" > $OUT/fuzz_pytest.log 2>&1
 echo "rc $?" >> $OUT/fuzz_pytest.log; tail -n 3 $OUT/fuzz_pytest.log
 PYTHONPATH=$PWD timeout 150 python3 benchmarks/tools/fuzz_public_ops.py --device cuda --calls 150 --seed 1 \
   --big-dims 0.25 > $OUT/fuzz_public_ops_cuda_seed1.log 2>&1
