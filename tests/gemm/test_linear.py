@@ -8,6 +8,7 @@ issue's shapes on a real GPU.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -764,3 +765,15 @@ def test_backend_decisions_memoized_for_small_m_only(monkeypatch):
         x = torch.randn(M, 64, dtype=torch.float16)
         assert torch.equal(linear(x, w), linear(x, w, backend="cublas"))
     assert sorted(key[2] for key in lin._DECISIONS) == [1, 1, 2, 2, lin._MEMO_MAX_M, lin._MEMO_MAX_M]
+
+
+def test_random_calls_match_fp64_and_repeat_their_bits(device, monkeypatch):
+    """A run of ``benchmarks/tools/fuzz_linear.py``: ragged M (0-64), N and K, leading dims, bias,
+    out absent / 16-bit / fp32, strided x and weight rows, against fp64 within 1.5x the cublas
+    backend's error, the same bits when repeated (on CUDA also for rows reordered or alone)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks" / "tools"))
+    import fuzz_linear
+
+    report = []
+    assert fuzz_linear.fuzz(30 if device.type == "cuda" else 16, seed=2, device=device, out=report.append) == 0, \
+        report[:3]

@@ -7,7 +7,8 @@
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/fuzz_gpu.log
 PYTHONPATH=$PWD timeout 240 python3 -m pytest -q -p no:cacheprovider tests/kda/test_ops.py \
-  tests/kda/test_backend.py -k "drawn_together or engine_steps or one_argument_made_wrong" > $OUT/fuzz_pytest.log 2>&1
+  tests/kda/test_backend.py tests/gemm/test_linear.py \
+  -k "drawn_together or engine_steps or one_argument_made_wrong or random_calls_match" > $OUT/fuzz_pytest.log 2>&1
 echo "rc $?" >> $OUT/fuzz_pytest.log; tail -n 3 $OUT/fuzz_pytest.log
 PYTHONPATH=$PWD timeout 150 python3 benchmarks/tools/fuzz_public_ops.py --device cuda --calls 150 --seed 1 \
   --big-dims 0.25 > $OUT/fuzz_public_ops_cuda_seed1.log 2>&1
@@ -15,3 +16,6 @@ echo "rc $?" >> $OUT/fuzz_public_ops_cuda_seed1.log; tail -n 3 $OUT/fuzz_public_
 PYTHONPATH=$PWD timeout 90 python3 benchmarks/tools/fuzz_serving_steps.py --device cuda --engines 12 --steps 30 \
   --seed 10 > $OUT/fuzz_serving_steps_cuda.log 2>&1
 echo "rc $?" >> $OUT/fuzz_serving_steps_cuda.log; tail -n 3 $OUT/fuzz_serving_steps_cuda.log
+PYTHONPATH=$PWD timeout 90 python3 benchmarks/tools/fuzz_linear.py --device cuda --calls 120 --seed 1 \
+  > $OUT/fuzz_linear_cuda.log 2>&1
+echo "rc $?" >> $OUT/fuzz_linear_cuda.log; tail -n 3 $OUT/fuzz_linear_cuda.log
