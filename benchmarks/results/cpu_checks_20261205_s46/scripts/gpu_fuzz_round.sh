@@ -1,9 +1,10 @@
 #!/bin/bash
-# Prepared in the forty-sixth session (no GPU was lent): the two randomized checks on the H200.
-# 1. their tests on CUDA (40 public calls with bf16, bf16 decode pools and head dims up to 256;
-#    4 simulated engines x 30 steps per backend, through the eager shortcut);
-# 2. longer runs of both tools. Most of the time is Triton compiling the calls' specializations.
-# Run from the repository root with $OUT set (the device tool's run); ~8 minutes at most.
+# Prepared in the forty-sixth session (no GPU was lent): the randomized checks on the H200.
+# 1. their tests on CUDA: 40 public KDA calls (bf16 inputs, bf16 decode pools, head dims up to 256),
+#    400 bad calls, 4 simulated engines x 30 steps per backend (through the eager shortcut), 30 linear
+#    calls (bf16, row order and batch invariance);
+# 2. longer runs of the tools. Most of the time is Triton compiling the calls' specializations.
+# Run from the repository root with $OUT set (the device tool's run); ~10 minutes at most.
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/fuzz_gpu.log
 PYTHONPATH=$PWD timeout 240 python3 -m pytest -q -p no:cacheprovider tests/kda/test_ops.py \
