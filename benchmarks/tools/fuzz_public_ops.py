@@ -23,7 +23,7 @@ What it checks, per call and backend:
 Prints one line per failing call (and every call with ``-v``); exits 1 if any failed.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/fuzz_public_ops.py [--calls 60] [--seed 0] [--big-dims 0]
-        [--device cpu|cuda] [-v]
+        [--device cpu|cuda] [--compile] [-v]
 
 ``tests/kda/test_ops.py`` runs a few calls of it (:func:`fuzz`) on the test device.
 """
@@ -259,6 +259,33 @@ def run_op(c: dict, x: dict, backend: str, device: torch.device):
     return o.cpu(), on_cpu(ht), on_cpu(pool), is_pool, on_cpu(kw.get("track_state"))
 
 
+def check_compiled(c: dict, x: dict, backend: str, device: torch.device) -> list[str]:
+    """The call traced by ``torch.compile(fullgraph=True, backend="aot_eager")`` (the registered
+    custom op's fake implementation sets every shape and stride) against the same call eager: the
+    same bits in o, the final state, the pool and the snapshots."""
+    fn, ins, kw, _ = call_args(c, x, backend, device)
+    tensors = {n: t for n, t in kw.items() if isinstance(t, torch.Tensor)}
+    static = {n: v for n, v in kw.items() if n not in tensors}
+
+    def call(ins, tensors):
+        o, ht = fn(*ins, **tensors, **static)
+        return o * 1, None if ht is None or ht is tensors.get("initial_state") else ht * 1
+
+    mutable = ("initial_state", "track_state")
+    eager_t = {n: t.clone() if n in mutable else t for n, t in tensors.items()}
+    compiled_t = {n: t.clone() if n in mutable else t for n, t in tensors.items()}
+    torch._dynamo.reset()
+    want = call(ins, eager_t)
+    got = torch.compile(call, fullgraph=True, backend="aot_eager")(ins, compiled_t)
+    errs = []
+    for name, a, b in (("o", got[0], want[0]), ("final state", got[1], want[1]),
+                       *((n, compiled_t[n], eager_t[n]) for n in mutable if n in tensors)):
+        if (a is None) != (b is None) or a is not None and not torch.equal(torch.nan_to_num(a, 7.0),
+                                                                          torch.nan_to_num(b, 7.0)):
+            errs.append(f"compiled: {name} differs from the eager call's")
+    return errs
+
+
 def fused_views(q, k, v, g, beta):
     """The same values as an engine's fused projections hand them over: q, k, v slices of one
     ``[B, T, 2 H K + HV V + 8]`` tensor and g of a ``[B, T, HV K + 8]`` one (head dim contiguous,
@@ -382,11 +409,12 @@ def describe(c: dict) -> str:
 
 
 def fuzz(calls: int, seed: int = 0, *, big_dims: float = 0.0, device="cpu", tol: float = 3e-3,
-         out=print, verbose: bool = False) -> int:
+         compiled: bool = False, out=print, verbose: bool = False) -> int:
     """Run ``calls`` random calls (call ``i`` drawn from seed ``seed * 100003 + i``) with both
-    backends on ``device``; reports each failing call (every call with ``verbose``) through ``out``
-    and returns the number that failed. On CPU tensors ``TRITON_INTERPRET=1`` must have been set
-    before triton was imported."""
+    backends on ``device`` (with ``compiled``, also each traced by ``torch.compile`` against the
+    eager call); reports each failing call (every call with ``verbose``) through ``out`` and returns
+    the number that failed. On CPU tensors ``TRITON_INTERPRET=1`` must have been set before triton
+    was imported."""
     device = torch.device(device)
     failed = 0
     for i in range(calls):
@@ -398,6 +426,8 @@ def fuzz(calls: int, seed: int = 0, *, big_dims: float = 0.0, device="cpu", tol:
         for backend in ("triton", "torch"):
             try:
                 errs = check(c, x, backend, ref, tol, device)
+                if compiled and not errs:
+                    errs = check_compiled(c, x, backend, device)
             except Exception as exc:  # a valid call must not raise: report it as a failure
                 errs = [f"raised {type(exc).__name__}: {exc}"]
             if errs:
@@ -418,10 +448,12 @@ def main():
     ap.add_argument("--big-dims", type=float, default=0.0,
                     help="probability of head dims 128 / 256 per call (interpreter time grows with them)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--compile", action="store_true",
+                    help="also trace each call with torch.compile (fullgraph, aot_eager) against the eager one")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     failed = fuzz(args.calls, args.seed, big_dims=args.big_dims, device=args.device, tol=args.tol,
-                  out=lambda line: print(line, flush=True), verbose=args.verbose)
+                  compiled=args.compile, out=lambda line: print(line, flush=True), verbose=args.verbose)
     print(f"{args.calls} calls, seed {args.seed}, {args.device}: {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -818,3 +818,18 @@ def test_valid_calls_with_one_argument_made_wrong_raise_errors_naming_it(device,
     failed, counts = fuzz_bad_inputs.fuzz(400, seed=3, device=device, out=report.append)
     assert failed == 0, report[:3]
     assert min(counts.values()) > 0, counts
+
+
+def test_public_calls_traced_by_torch_compile_give_the_eager_bits(device, monkeypatch):
+    """``fuzz_public_ops.py --compile``: calls of mixed options (a dense state, a pool with snapshots,
+    speculative decode, fused-projection views) traced by ``torch.compile(fullgraph=True)``, so the
+    custom ops' fake implementations set every shape and stride, give the eager call's bits in o,
+    the final state, the pool and the snapshots (besides matching the recurrence)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks" / "tools"))
+    import fuzz_public_ops
+
+    cuda = device.type == "cuda"
+    drawn = [fuzz_public_ops.draw_call(fuzz_public_ops.Draw(5 * 100003 + i), 0.0, cuda) for i in range(5)]
+    assert any(c["spec"] for c in drawn) and any(c["track"] and c["state"] == "pool" for c in drawn)
+    report = []
+    assert fuzz_public_ops.fuzz(5, 5, device=device, compiled=True, out=report.append) == 0, report[:3]
