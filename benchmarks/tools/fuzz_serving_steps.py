@@ -17,7 +17,7 @@ checks that cached launches follow the changing batches. On the CPU the kernels 
 interpreter.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/fuzz_serving_steps.py [--steps 40] [--seed 0]
-        [--device cpu|cuda] [--backend triton|torch] [-v]
+        [--device cpu|cuda] [--backend triton|torch] [--verify 0.3] [-v]
 """
 import argparse
 import os
@@ -69,22 +69,25 @@ class Model:
         beta = torch.randn(T, self.HV, generator=gen, dtype=torch.float64)
         return [t.to(self.dtype).double() for t in (q, k, v, g, beta)]
 
-    def run_reference(self, toks: list[torch.Tensor], state: torch.Tensor):
-        """fp64 outputs ``[T, HV, V]`` and the state after them (``[HV, V, K]``) from ``state``."""
+    def run_reference(self, toks: list[torch.Tensor], state: torch.Tensor, token_states: bool = False):
+        """fp64 outputs ``[T, HV, V]`` and the state after them (``[HV, V, K]``) from ``state``; with
+        ``token_states`` also the state after every token ``[T, HV, V, K]``."""
         q, k, v, g, beta = toks
         if self.gate != "none":
             kw = {n: (t.double() if isinstance(t, torch.Tensor) else t) for n, t in self.gate_kwargs.items()}
             g = kda_gate(g, kw.get("A_log"), kw.get("dt_bias"), kw.get("lower_bound"), output_dtype=torch.float64)
-        o, ht = naive_recurrent_kda(l2norm(q)[None], l2norm(k)[None], v[None], g[None],
-                                    beta_from_logits(beta)[None], initial_state=state[None],
-                                    output_final_state=True, state_v_first=True)
-        return o[0], ht[0]
+        o, ht, after = naive_recurrent_kda(l2norm(q)[None], l2norm(k)[None], v[None], g[None],
+                                           beta_from_logits(beta)[None], initial_state=state[None],
+                                           output_final_state=True, state_v_first=True, token_states=True)
+        return (o[0], ht[0], after[0]) if token_states else (o[0], ht[0])
 
 
 def simulate(steps: int, seed: int = 0, *, device="cpu", backend: str = "triton", tol: float = 3e-3,
-             slots: int = 12, out=print, verbose: bool = False) -> int:
+             slots: int = 12, verify: float = 0.0, out=print, verbose: bool = False) -> int:
     """Run ``steps`` backend calls of one simulated engine; returns the number of failed checks
-    (each reported through ``out``)."""
+    (each reported through ``out``). ``verify``: the probability of a speculative round before a
+    step (``target_verify`` of draft tokens, then the engine keeping the state after an accepted
+    token); its draws come from a generator of their own, so the steps draw what they draw at 0."""
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
     rint = lambda lo, hi: int(torch.randint(lo, hi + 1, (1,), generator=gen))  # noqa: E731
@@ -102,7 +105,65 @@ def simulate(steps: int, seed: int = 0, *, device="cpu", backend: str = "triton"
         failures += 1
         out(f"[seed {seed} step {step}] {what} ({m.describe()})")
 
+    vgen = torch.Generator().manual_seed(seed + 1_000_003)
+
+    def verify_round(step):
+        """SGLang's speculative round: draft chains verified into a buffer with the pool read only,
+        then for each request the buffer row of an accepted token copied into its slot."""
+        vint = lambda lo, hi: int(torch.randint(lo, hi + 1, (1,), generator=vgen))  # noqa: E731
+        most = 4  # cache_steps
+        reqs = [s for s in live if torch.rand(1, generator=vgen) < 0.7] or [next(iter(live))]
+        reqs = [reqs[i] for i in torch.randperm(len(reqs), generator=vgen).tolist()]
+        lens = [vint(1, most) for _ in reqs]
+        for _ in range(vint(0, 1)):  # a padded request
+            at = vint(0, len(reqs))
+            reqs.insert(at, -1)
+            lens.insert(at, vint(1, most))
+        N, T = len(reqs), sum(lens)
+        toks = m.tokens(T, vgen)
+        rows = [int(r) if s >= 0 else -1 for r, s in zip(torch.randperm(N + 1, generator=vgen)[:N].tolist(), reqs)]
+        buffer = torch.full((N + 1, most, m.HV, m.V, m.K), float("nan"), device=device)
+        cu = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), dtype=torch.int32, device=device)
+        before = pool.clone()
+        try:
+            o = be.target_verify(*(t.to(m.dtype).to(device) for t in toks), ssm_states=pool,
+                                 cache_indices=torch.tensor(reqs, dtype=torch.int32, device=device),
+                                 query_start_loc=cu, intermediate_states_buffer=buffer,
+                                 intermediate_state_indices=torch.tensor(rows, dtype=torch.int32, device=device),
+                                 cache_steps=most, **gate_kw)
+        except Exception as exc:  # a valid call must not raise
+            fail(step, f"target_verify of {N} requests raised {type(exc).__name__}: {exc}")
+            return
+        if not torch.equal(torch.nan_to_num(pool, 7.0), torch.nan_to_num(before, 7.0)):
+            fail(step, "target_verify wrote the pool")
+        o, host_buf, starts = o.cpu().double(), buffer.cpu(), cu.tolist()
+        for n, s in enumerate(reqs):
+            got = o[starts[n]:starts[n + 1]]
+            if s < 0:
+                if not bool((got == 0).all()):
+                    fail(step, f"target_verify: padded request {n}: output rows not zero")
+                continue
+            ref_o, _, after = m.run_reference([t[starts[n]:starts[n + 1]] for t in toks], live[s], token_states=True)
+            if not rel_err(got, ref_o) <= tol:
+                fail(step, f"target_verify: request in slot {s}: o rel err {rel_err(got, ref_o):.2e}")
+            for t in range(most):
+                kept = host_buf[rows[n], t]
+                if t < lens[n] and not rel_err(kept, after[t]) <= tol:
+                    fail(step, f"target_verify: slot {s} token {t}: buffer state rel err {rel_err(kept, after[t]):.2e}")
+                if t >= lens[n] and not bool(kept.isnan().all()):
+                    fail(step, f"target_verify: buffer row {rows[n]} step {t} written past the request's tokens")
+            accepted = vint(1, lens[n])
+            pool[s] = buffer[rows[n], accepted - 1]  # the engine keeps the accepted token's state
+            live[s] = after[accepted - 1]
+        unused = [r for r in range(N + 1) if r not in rows]
+        if unused and not bool(host_buf[unused].isnan().all()):
+            fail(step, "target_verify wrote a buffer row no request names")
+        if verbose:
+            out(f"  before step {step}: target_verify of {reqs} with {lens} draft tokens")
+
     for step in range(steps):
+        if verify and live and float(torch.rand(1, generator=vgen)) < verify:
+            verify_round(step)
         free = [s for s in range(slots) if s not in live]
         kind = "extend" if not live or (free and torch.rand(1, generator=gen) < 0.35) else "decode"
         if kind == "extend":
@@ -177,12 +238,14 @@ def main():
     ap.add_argument("--tol", type=float, default=3e-3)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--backend", default="triton", choices=["triton", "torch"])
+    ap.add_argument("--verify", type=float, default=0.0,
+                    help="probability of a speculative round (target_verify, then an accepted state kept) per step")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     failed = 0
     for seed in range(args.seed, args.seed + args.engines):
         failed += simulate(args.steps, seed, device=args.device, backend=args.backend, tol=args.tol,
-                           out=lambda line: print(line, flush=True), verbose=args.verbose)
+                           verify=args.verify, out=lambda line: print(line, flush=True), verbose=args.verbose)
     print(f"{args.engines} engines x {args.steps} steps from seed {args.seed}, {args.backend} on {args.device}: "
           f"{failed} failed checks")
     sys.exit(1 if failed else 0)

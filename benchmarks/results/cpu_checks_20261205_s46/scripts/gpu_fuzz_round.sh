@@ -15,7 +15,7 @@ PYTHONPATH=$PWD timeout 150 python3 benchmarks/tools/fuzz_public_ops.py --device
   --big-dims 0.25 > $OUT/fuzz_public_ops_cuda_seed1.log 2>&1
 echo "rc $?" >> $OUT/fuzz_public_ops_cuda_seed1.log; tail -n 3 $OUT/fuzz_public_ops_cuda_seed1.log
 PYTHONPATH=$PWD timeout 90 python3 benchmarks/tools/fuzz_serving_steps.py --device cuda --engines 12 --steps 30 \
-  --seed 10 > $OUT/fuzz_serving_steps_cuda.log 2>&1
+  --seed 10 --verify 0.3 > $OUT/fuzz_serving_steps_cuda.log 2>&1
 echo "rc $?" >> $OUT/fuzz_serving_steps_cuda.log; tail -n 3 $OUT/fuzz_serving_steps_cuda.log
 PYTHONPATH=$PWD timeout 90 python3 benchmarks/tools/fuzz_linear.py --device cuda --calls 120 --seed 1 \
   > $OUT/fuzz_linear_cuda.log 2>&1
