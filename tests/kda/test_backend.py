@@ -1,4 +1,4 @@
-"""KDABackend extend/decode equivalences over a poisoned pool (CPU: torch path; GPU: kernels)."""
+"""KDABackend extend/decode equivalences over a poisoned pool (CPU: torch path and the interpreter; GPU: kernels)."""
 
 from pathlib import Path
 
