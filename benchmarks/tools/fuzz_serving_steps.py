@@ -3,13 +3,17 @@ request's state: requests arrive (``extend`` into a freshly zeroed slot), contin
 pieces, decode one token per step in batches whose composition, order and size change every step,
 and finish (their slots are freed). Batches carry padded requests (slot -1) and CUDA-graph padding
 token rows past ``query_start_loc[-1]`` (or past the requests, for decode), filled with NaN; g and
-beta carry extra rows, as the backend allows.
+beta carry extra rows, as the backend allows. With ``--verify``, speculative rounds as SGLang runs
+them come between steps: ``target_verify`` of draft chains into a buffer, then the engine copies the
+state after an accepted token into the request's slot.
 
 What it checks after every call:
 - each real request's output rows against the fp64 recurrence from its modelled state (``--tol``);
   padded decode requests' rows exactly zero;
 - each live request's slot against its modelled state;
-- free slots (poisoned with NaN) bit-identical: no call may write them.
+- free slots (poisoned with NaN) bit-identical: no call may write them;
+- ``target_verify``: the pool bit-identical, each draft token's state in its buffer row, nothing
+  written past a request's tokens or into rows no request names.
 
 On a GPU (``--device cuda``) the calls after the first of a signature take the eager shortcut
 (``kimiops.kda.runner``; decode at a new batch size through its elastic entries), so the run also
