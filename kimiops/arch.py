@@ -42,11 +42,22 @@ def arch_family(capability: tuple[int, int] | None) -> str:
 ROCM_FAMILY = "rocm"
 
 
-@functools.lru_cache(maxsize=None)
-def _family_of_cuda_index(index: int) -> str:
+def _read_family_of_cuda_index(index: int) -> str:
     if torch.version.hip is not None:  # AMD GPU: its capability numbers are not NVIDIA SMs
         return ROCM_FAMILY
     return arch_family(torch.cuda.get_device_capability(index))
+
+
+_cached_family_of_cuda_index = functools.lru_cache(maxsize=None)(_read_family_of_cuda_index)
+
+
+def _family_of_cuda_index(index: int) -> str:
+    # torch.compile traces the ops' Python wrappers, which call this; Dynamo would trace through the
+    # lru_cache wrapper with a UserWarning ("Dynamo detected a call to a functools.lru_cache-wrapped
+    # function", torch 2.11), so traced code reads the capability directly (a constant to Dynamo).
+    if torch.compiler.is_compiling():
+        return _read_family_of_cuda_index(index)
+    return _cached_family_of_cuda_index(index)
 
 
 def device_family(device: torch.device | str | int | None = None) -> str:

@@ -37,12 +37,34 @@ def test_rocm_gpus_are_their_own_family(monkeypatch):
 
     monkeypatch.setattr(torch.version, "hip", "6.4.0", raising=False)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=None: (9, 4))
-    arch._family_of_cuda_index.cache_clear()
+    arch._cached_family_of_cuda_index.cache_clear()
     try:
         assert arch._family_of_cuda_index(0) == arch.ROCM_FAMILY
         assert arch.ROCM_FAMILY not in GPU_FAMILIES
     finally:
-        arch._family_of_cuda_index.cache_clear()
+        arch._cached_family_of_cuda_index.cache_clear()
+
+
+def test_torch_compile_traces_device_family_without_the_cache_warning(monkeypatch):
+    # The ops' wrappers call device_family inside code torch.compile traces; Dynamo warns when it
+    # traces through an lru_cache (seen on the H200: logs_h200_20261205c/fuzz_pytest.log).
+    import warnings
+
+    import kimiops.arch as arch
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index=None: (9, 0))
+    arch._cached_family_of_cuda_index.cache_clear()
+    torch._dynamo.reset()
+    try:
+        fn = torch.compile(lambda x: x + len(device_family(torch.device("cuda", 0))), fullgraph=True, backend="eager")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = fn(torch.zeros(2))
+        assert out.tolist() == [4.0, 4.0]  # len("sm90")
+        assert not [w for w in caught if "lru_cache" in str(w.message)], [str(w.message) for w in caught]
+    finally:
+        arch._cached_family_of_cuda_index.cache_clear()
+        torch._dynamo.reset()
 
 
 BACKENDS = {"fast": Backend("fast", frozenset({"sm90"})), "portable": Backend("portable", None)}
