@@ -105,6 +105,8 @@ of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29)
   (``prefill_aligned_keys_accuracy.py``, bf16, T = 1024): o / state from fp64 5.32e-3 / 6.55e-3
   against 5.60e-3 / 7.25e-3 at beta ~1, 5.02e-2 / 5.78e-2 against 7.26e-2 / 8.03e-2 at beta ~2
   (FLA 0.6 on the same inputs: 4.91e-2 / 6.58e-2 and 3.38e-1 / 3.87e-1; ``r1_aligned_keys_*.log``).
+  Forty-eighth session: sub-blocks of 4 rows and two levels instead (``INV_SUB_BLOCK``, measured on
+  an H100: this stage 0.8-2.2% faster in every case, see there).
 
 * Thirty-eighth session: the score products of the factored tiles with themselves, the pairs
   selected from the product (``pair``, ``off_blk``) instead of zeroed operands (three selects per
@@ -449,6 +451,24 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
     return acc_kk, acc_qk, dg_kk, dg_qk, ssq_q, ssq_k
 
 
+# Rows of the sub-blocks that _diag_block_inverse's forward substitution inverts, then doubled to
+# the 16-row diagonal blocks by exact 2x2-block levels: 4 (two levels). Forty-eighth session, H100
+# (no H200 was lent), three alternating rounds, this stage / the whole call in us, sub-blocks of
+# 8 -> 4 (-> 2) (benchmarks/results/logs_h100_20261205/r1_means.log):
+#   B1 T8192 g 383.7 / 614.2 -> 375.4 / 621.6 (389.5 / 622.3), softplus gate 385.3 / 624.3 ->
+#   378.5 / 607.3 (392.9 / 615.0), lower bound 366.6 / 594.7 -> 363.6 / 589.4 (367.1 / 594.3);
+#   B8 T1024 g 375.1 / 534.1 -> 369.6 / 529.3 (388.9 / 548.0), gate 384.2 / 546.7 -> 376.3 / 539.2.
+# This stage faster in all eight cases (0.8-2.2%), the call in six (B1 with precomputed g and gk:
+# +1.2% and +0.8%; not explained). Accuracy at the issue's shape unchanged (r1_summary.log). Alone, the 16-row inverse of aligned keys at
+# beta ~2 is 1.8e-3 from fp64 against 6.9e-4 with sub-blocks of 8 (interpreter,
+# cpu_checks_20261205_s48/inverse_sub_block_errors.log: one more level of tf32-rounded operands), but
+# whole calls on those inputs (prefill_aligned_keys_accuracy.py, r1_aligned_keys_b4.log, against the
+# H200's sub-blocks of 8 in logs_h200_20261205/r1_aligned_keys_binv.log) are within 6% at beta ~1 and
+# ~2 and better in the worst row (beta ~2, logit 6, key noise 0.01): o / state 4.52e-2 / 4.46e-2
+# against 5.02e-2 / 5.78e-2 (FLA 0.6 3.3e-1 / 3.9e-1). Sub-blocks of 2 lost on speed.
+INV_SUB_BLOCK = tl.constexpr(4)
+
+
 @triton.jit
 def _diag_block_inverse(a, NS: tl.constexpr, BC: tl.constexpr, BASE: tl.constexpr, INV_PREC: tl.constexpr):
     """``(I + a)^-1`` for ``a [NS, BC, BC]`` fp32, strictly lower in each of its ``NS`` blocks.
@@ -607,7 +627,7 @@ def chunk_intra_kernel(
     # ---------------------------------------------------------------- (I + A_kk)^-1
     eye = tl.where(rr[:, None] == rr[None, :], 1.0, 0.0)
     if (ABL & 4) == 0:
-        d3 = _diag_block_inverse(dg_kk, NS, BC, BC // 2, INV_PREC)
+        d3 = _diag_block_inverse(dg_kk, NS, BC, INV_SUB_BLOCK, INV_PREC)
         dblk = tl.reshape(tl.where(blk_same, d3[:, :, None, :], 0.0), (C, C))
         n_mat = tl.dot(dblk, a_off_kk, input_precision=INV_PREC)
         t_inv = tl.dot(eye - n_mat, dblk, input_precision=INV_PREC)  # [C, C] fp32 (N^2 = 0: two blocks)
