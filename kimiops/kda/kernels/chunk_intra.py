@@ -60,9 +60,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   rounded to tf32, ``_diag_anchored``) covers every pair of the block. Its exponent ``G_t - G_a``
   is a sum of g over ``(a, t]`` below the anchor and minus the sum over ``(t, a]`` above it: a
   product of a matrix of 0 and +-1 (one sign per row) with g.
-* ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution on their 8x8
-  diagonal blocks (8 rank-1 steps for all four at once, CUDA cores) and one level of the exact 2x2
-  block formula (``_diag_block_inverse``); then with ``D`` = block-diagonal inverse and
+* ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution on their 4x4
+  diagonal blocks (4 rank-1 steps for all sixteen at once, CUDA cores) and two levels of the exact
+  2x2 block formula (``_diag_block_inverse``, ``INV_SUB_BLOCK``); then with ``D`` = block-diagonal inverse and
   ``N = D * A_off`` (strictly block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores;
   ``N^2 = 0`` with two sub-chunks).
 * ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
@@ -492,7 +492,8 @@ def _diag_block_inverse(a, NS: tl.constexpr, BC: tl.constexpr, BASE: tl.constexp
     truncating MMA (``benchmarks/results/cpu_checks_20261205_s43/blocked_inverse_model.log``): the
     chunk's inverse 1.0e-5-6.3e-5 from fp64 on random keys (substitution over 16 rows: 1.5e-5-1.1e-4),
     0.56-1.09x of it on aligned keys with slow decay, where both products on rounded tf32 operands
-    were up to 1.3x. ``BASE == BC`` is plain substitution."""
+    were up to 1.3x (these figures for sub-blocks of 8; ``INV_SUB_BLOCK`` says what 4 changes).
+    ``BASE == BC`` is plain substitution."""
     ii = tl.arange(0, BC)[None, :, None]
     jj = tl.arange(0, BC)[None, None, :]
     eye = tl.where(ii == jj, 1.0, 0.0)
