@@ -459,13 +459,14 @@ def _score_slice(q, k, g, dt_bias, tok, rmask, h, hv, kb, b_A, lower_bound, acc_
 #   378.5 / 607.3 (392.9 / 615.0), lower bound 366.6 / 594.7 -> 363.6 / 589.4 (367.1 / 594.3);
 #   B8 T1024 g 375.1 / 534.1 -> 369.6 / 529.3 (388.9 / 548.0), gate 384.2 / 546.7 -> 376.3 / 539.2.
 # This stage faster in all eight cases (0.8-2.2%), the call in six (B1 with precomputed g and gk:
-# +1.2% and +0.8%; not explained). Accuracy at the issue's shape unchanged (r1_summary.log). Alone,
-# the 16-row inverse of aligned keys at beta ~2 is 1.8e-3 from fp64 against 6.9e-4 with sub-blocks
-# of 8 (interpreter, cpu_checks_20261205_s48/inverse_sub_block_errors.log: one more level of
-# tf32-rounded operands), but whole calls on those inputs (prefill_aligned_keys_accuracy.py, r1_aligned_keys_b4.log, against the
-# H200's sub-blocks of 8 in logs_h200_20261205/r1_aligned_keys_binv.log) are within 6% at beta ~1 and
-# ~2 and better in the worst row (beta ~2, logit 6, key noise 0.01): o / state 4.52e-2 / 4.46e-2
-# against 5.02e-2 / 5.78e-2 (FLA 0.6 3.3e-1 / 3.9e-1). Sub-blocks of 2 lost on speed.
+# +1.2% and +0.8%; not explained). Accuracy at the issue's shape unchanged (r1_summary.log).
+# Alone, the 16-row inverse of aligned keys at beta ~2 is 1.8e-3 from fp64 against 6.9e-4 with
+# sub-blocks of 8 (interpreter, cpu_checks_20261205_s48/inverse_sub_block_errors.log: one more
+# level of tf32-rounded operands), but whole calls on those inputs
+# (prefill_aligned_keys_accuracy.py, r1_aligned_keys_b4.log, against the H200's sub-blocks of 8 in
+# logs_h200_20261205/r1_aligned_keys_binv.log) are within 6% at beta ~1 and ~2 and better in the
+# worst row (beta ~2, logit 6, key noise 0.01): o / state 4.52e-2 / 4.46e-2 against 5.02e-2 /
+# 5.78e-2 (FLA 0.6 3.3e-1 / 3.9e-1). Sub-blocks of 2 lost on speed.
 INV_SUB_BLOCK = tl.constexpr(4)
 
 
