@@ -56,7 +56,8 @@ def test_torch_compile_traces_device_family_without_the_cache_warning(monkeypatc
     arch._cached_family_of_cuda_index.cache_clear()
     torch._dynamo.reset()
     try:
-        fn = torch.compile(lambda x: x + len(device_family(torch.device("cuda", 0))), fullgraph=True, backend="eager")
+        fn = torch.compile(lambda x: x + len(device_family(torch.device("cuda", 0))), fullgraph=True,
+                           backend="eager")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = fn(torch.zeros(2))

@@ -62,9 +62,9 @@ the chunk is split into NS = C / 16 sub-chunks of BC = 16 rows (two: the kernel 
   product of a matrix of 0 and +-1 (one sign per row) with g.
 * ``(I + A_kk)^-1``: the 16x16 diagonal blocks are inverted by forward substitution on their 4x4
   diagonal blocks (4 rank-1 steps for all sixteen at once, CUDA cores) and two levels of the exact
-  2x2 block formula (``_diag_block_inverse``, ``INV_SUB_BLOCK``); then with ``D`` = block-diagonal inverse and
-  ``N = D * A_off`` (strictly block-lower, ``N^NS = 0``): ``Tinv = (I - N) D`` (tensor cores;
-  ``N^2 = 0`` with two sub-chunks).
+  2x2 block formula (``_diag_block_inverse``, ``INV_SUB_BLOCK``); then with ``D`` = block-diagonal
+  inverse and ``N = D * A_off`` (strictly block-lower, ``N^NS = 0``): ``Tinv = (I - N) D``
+  (tensor cores; ``N^2 = 0`` with two sub-chunks).
 * ``w, qg`` use ``e^{G}``; ``kg`` uses ``e^{G_C - G}`` (the sum of g after row i); ``gC = e^{G_C}``
   (the last row of ``e^{G}``).
 * Sums of g over row spans (every exponent of this stage) are products of 0/1 matrices with
