@@ -68,7 +68,7 @@ def decode_call(name: str, impl: str):
 
 
 def one(name: str, impl: str) -> dict:
-    """The child: inputs built and the GPU warmed up first, then two timed calls (s, host to sync)."""
+    """The child: inputs built first (the CUDA context is up), then two timed calls (s, host to sync)."""
     call = (prefill_call if name in PREFILL_CASES else decode_call)(name, impl)
     torch.cuda.synchronize()
     times = []
