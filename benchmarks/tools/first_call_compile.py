@@ -40,7 +40,7 @@ DECODE_CASES = {"decode_N1": 1, "decode_N64": 64}
 CASES = [*PREFILL_CASES, *DECODE_CASES]
 
 
-def prefill_call(name: str, impl: str):
+def public_prefill(name: str, impl: str):
     B, T, mode, lens = PREFILL_CASES[name]
     c = bp.make_case(B, T, mode, lens=lens)
     if impl == "fla":
@@ -51,7 +51,7 @@ def prefill_call(name: str, impl: str):
                                      cu_seqlens=c["cu"], **gate)
 
 
-def decode_call(name: str, impl: str):
+def public_decode(name: str, impl: str):
     """One decode step of ``bench_kda_decode.Case`` (raw gate logits, beta logits, the L2 norm in the
     kernel, an fp32 pool ``[slots, HV, V, K]`` updated in place) through the public call."""
     N = DECODE_CASES[name]
@@ -69,7 +69,7 @@ def decode_call(name: str, impl: str):
 
 def one(name: str, impl: str) -> dict:
     """The child: inputs built first (the CUDA context is up), then two timed calls (s, host to sync)."""
-    call = (prefill_call if name in PREFILL_CASES else decode_call)(name, impl)
+    call = (public_prefill if name in PREFILL_CASES else public_decode)(name, impl)
     torch.cuda.synchronize()
     times = []
     for _ in range(2):
