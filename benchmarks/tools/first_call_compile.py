@@ -41,6 +41,8 @@ CASES = [*PREFILL_CASES, *DECODE_CASES]
 
 
 def public_prefill(name: str, impl: str):
+    """One ``chunk_kda`` call of case ``name`` on ``bench_kda_prefill.make_case``'s inputs (bf16,
+    the L2 norm in the kernel, the final state returned); FLA's the way that benchmark calls it."""
     B, T, mode, lens = PREFILL_CASES[name]
     c = bp.make_case(B, T, mode, lens=lens)
     if impl == "fla":
