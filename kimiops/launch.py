@@ -10,7 +10,9 @@ H200 host that costs tens of microseconds per launch: a B1 T8192 prefill call in
 :func:`launch` makes the first launch of a specialization through Triton and keeps the compiled
 kernel; later launches with the same key hand the launcher raw device addresses. The key is what
 Triton specializes on (``native_specialize_impl``, triton 3.6: dtype and 16-byte alignment of each
-pointer, the width of each int, its divisibility by 16 and the value 1), every constexpr value, the
+pointer, the width of each int, its divisibility by 16 and the value 1; not the alignment or the
+divisibility of parameters the kernel names in ``do_not_specialize_on_alignment`` /
+``do_not_specialize``), every constexpr value, the
 launch options and the current device. The caller guarantees that tensors live on the current
 device (the pointer check is what is skipped). Launch hooks (profilers) and
 ``KIMIOPS_TRITON_FAST_LAUNCH=0`` take Triton's own path on every call.
@@ -19,6 +21,7 @@ device (the pointer check is what is skipped). Launch hooks (profilers) and
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import threading
 
@@ -26,12 +29,12 @@ import torch
 import triton
 from triton.backends.compiler import BaseBackend
 from triton.runtime.errors import OutOfResources
-from triton.runtime.jit import native_specialize_impl
+from triton.runtime.jit import KernelParam, native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
 
-__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "specialization", "RawLaunch",
-           "recording"]
+__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "specialization",
+           "specialization_flags", "RawLaunch", "recording"]
 
 # the one switch of the fast path (prefill and decode read it at call time; tests and benchmarks flip it)
 FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
@@ -92,13 +95,36 @@ class RawLaunch:
 _LAYOUTS: dict = {}
 
 
-def _layout(kernel) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(indices of the constexpr parameters, indices of the others) of a ``@triton.jit`` kernel."""
+def _parameters(kernel) -> list[tuple[bool, bool, bool]]:
+    """``(is_constexpr, do_not_specialize, do_not_specialize_on_alignment)`` per parameter of a
+    ``@triton.jit`` kernel: Triton's own ``params``, or under the interpreter (whose functions keep
+    only their source and the ``jit`` options) from the signature and those options."""
+    params = getattr(kernel, "params", None)
+    if params is None:
+        options = getattr(kernel, "kwargs", {})
+        dns, dns_oa = (set(options.get(o) or ()) for o in ("do_not_specialize", "do_not_specialize_on_alignment"))
+        params = [KernelParam(i, p, i in dns or p.name in dns, i in dns_oa or p.name in dns_oa)
+                  for i, p in enumerate(inspect.signature(kernel.fn).parameters.values())]
+    return [(p.is_constexpr, p.do_not_specialize, p.do_not_specialize_on_alignment) for p in params]
+
+
+def _layout(kernel) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, bool, bool], ...]]:
+    """(indices of the constexpr parameters, indices of the others, and for those
+    ``(index, specialize_value, align)``: False where the kernel says ``do_not_specialize`` /
+    ``do_not_specialize_on_alignment``, as Triton binds it) of a ``@triton.jit`` kernel."""
     layout = _LAYOUTS.get(kernel)
     if layout is None:
-        layout = _LAYOUTS[kernel] = (tuple(i for i, p in enumerate(kernel.params) if p.is_constexpr),
-                                     tuple(i for i, p in enumerate(kernel.params) if not p.is_constexpr))
+        params = _parameters(kernel)
+        runtime = tuple((i, not dns, not dns_oa) for i, (const, dns, dns_oa) in enumerate(params) if not const)
+        layout = _LAYOUTS[kernel] = (tuple(i for i, p in enumerate(params) if p[0]), tuple(i for i, *_ in runtime),
+                                     runtime)
     return layout
+
+
+def specialization_flags(kernel) -> dict[int, tuple[bool, bool]]:
+    """``{index: (specialize_value, align)}`` of each non-constexpr parameter of a ``@triton.jit``
+    kernel: what :func:`specialization` takes for that argument."""
+    return {i: (s, a) for i, s, a in _layout(kernel)[2]}
 
 
 def specialization_key(kernel, device: int, values: list, options: dict) -> tuple:
@@ -109,18 +135,20 @@ def specialization_key(kernel, device: int, values: list, options: dict) -> tupl
     The parameter layout is looked up once per kernel, so only the non-constexpr arguments go
     through Triton's specialization: 7.3 against 15.5 us for stage 1's 46 parameters (19 of them
     constexpr) on the CPU machine (``benchmarks/results/prefill_host_cpu_20261130j.log``)."""
-    const_idx, runtime_idx = _layout(kernel)
+    const_idx, _, runtime = _layout(kernel)
     # ``specialization`` written out: this runs for every argument of every launch on the full path
     return (kernel, device, tuple([options.get(o) for o in LAUNCH_OPTIONS]),
             tuple([values[i] for i in const_idx]),
-            tuple([native_specialize_impl(BaseBackend, values[i], False, True, True) for i in runtime_idx]))
+            tuple([native_specialize_impl(BaseBackend, values[i], False, s, a) for i, s, a in runtime]))
 
 
-def specialization(value) -> tuple:
+def specialization(value, specialize_value: bool = True, align: bool = True) -> tuple:
     """Triton's specialization of one non-constexpr argument (triton 3.6): for a tensor its
-    pointer type and 16-byte alignment, for an int its width and divisibility by 16, or the value
-    1 as a constant."""
-    return native_specialize_impl(BaseBackend, value, False, True, True)
+    pointer type and (with ``align``) 16-byte alignment, for an int its width and (with
+    ``specialize_value``) its divisibility by 16 or the value 1 as a constant. The flags are the
+    parameter's (:func:`specialization_flags`): False where the kernel says ``do_not_specialize``
+    / ``do_not_specialize_on_alignment``."""
+    return native_specialize_impl(BaseBackend, value, False, specialize_value, align)
 
 
 _RECORDER = threading.local()

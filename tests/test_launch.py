@@ -42,6 +42,48 @@ def test_key_separates_what_triton_specializes():
     assert key(aligned, 32, launch_pdl=True) != base
 
 
+# the same kernel with ``n`` left unspecialized and ``x`` without its alignment
+UNSPECIALIZED = JITFunction(_kernel, do_not_specialize=["n"], do_not_specialize_on_alignment=["x"])
+
+
+def test_key_leaves_out_what_the_kernel_does_not_specialize():
+    """Triton compiles one kernel for every value of a ``do_not_specialize`` int and every alignment
+    of a ``do_not_specialize_on_alignment`` pointer: the key does not separate them (a key that did
+    would only send such calls through Triton's own launch path once more), but still separates
+    the int's width and the pointer's dtype, which Triton compiles apart."""
+    buf = torch.empty(64, dtype=torch.float16)
+
+    def key_of(x, n):
+        return specialization_key(UNSPECIALIZED, 0, [x, n, 1.0, 16], {})
+
+    base = key_of(buf[:32], 32)
+    assert key_of(buf[1:33], 33) == key_of(buf[:32], 1) == base  # alignment, divisibility, the value 1
+    assert key_of(buf[:32], 2**40) != base                      # int64 vs int32
+    assert key_of(buf[:32].float(), 32) != base                 # dtype
+
+
+def test_specialization_flags_read_jit_and_interpreter_kernels_alike():
+    """``specialization_flags`` gives each non-constexpr parameter's ``(specialize_value, align)``
+    from Triton's own parameters, or, for the interpreter's kernels (which keep only their source
+    and ``jit`` options), from the signature and those options: the two agree, and the prefill
+    kernels leave ``CALL_COUNTS`` unspecialized."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from kimiops.kda.kernels import chunk_intra, chunk_state
+    from kimiops.kda.kernels.chunk_layout import CALL_COUNTS
+    from kimiops.launch import specialization_flags
+
+    interpreted = InterpretedFunction(_kernel, do_not_specialize=["n"], do_not_specialize_on_alignment=["x"])
+    assert specialization_flags(UNSPECIALIZED) == specialization_flags(interpreted) == {
+        0: (True, False), 1: (False, True), 2: (True, True)}
+    assert specialization_flags(KERNEL) == {0: (True, True), 1: (True, True), 2: (True, True)}
+    for kernel in (chunk_intra.chunk_intra_kernel, chunk_state.chunk_state_kernel, chunk_state.segment_starts_kernel):
+        flags = specialization_flags(kernel)
+        names = kernel.arg_names
+        assert {names[i] for i, (value, _) in flags.items() if not value} == set(CALL_COUNTS) & set(names)
+        assert {"T", "N"} & set(names) <= {names[i] for i, (value, _) in flags.items() if value}
+
+
 class _FakeLauncher:
     """Stands in for triton 3.6's ``CudaLauncher``: records what reaches its C entry point
     (``launch``) and its Python ``__call__``."""

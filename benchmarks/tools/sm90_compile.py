@@ -23,7 +23,7 @@ def ptx_digest(ptx: str) -> str:
     return hashlib.sha1(code.encode()).hexdigest()[:12]
 
 
-def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
+def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict, divisible=()):
     """Compile ``jit_fn`` (a ``@triton.jit`` function) for sm_90.
 
     Args:
@@ -32,6 +32,8 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
         const: constexpr values, likewise filtered by the function's parameters; every constexpr
             parameter of the function needs one (ValueError otherwise).
         options: ``triton.compile`` options (``num_warps``, ``num_stages``, ``maxnreg``).
+        divisible: names of further integer parameters declared divisible by 16, as Triton
+            specializes an int argument that is (an int of value 1 is a ``const`` entry instead).
     Other parameters are typed ``i64`` (``s_*`` strides), ``fp32`` (``scale``, ``lower_bound``) or
     ``i32``; pointers and strides are declared 16-divisible, as the launcher's tensors are.
     Returns:
@@ -44,7 +46,8 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict):
         raise ValueError(f"const: no value for the constexpr parameters {missing} of {jit_fn.fn.__name__}")
     sig = {p: pointers[p] if p in pointers else "constexpr" if p in const else "i64" if p.startswith("s_")
            else "fp32" if p in FLOAT_SCALARS else "i32" for p in params}
-    attrs = {(params.index(n),): [["tt.divisibility", 16]] for n in params if n in pointers or n.startswith("s_")}
+    attrs = {(params.index(n),): [["tt.divisibility", 16]] for n in params
+             if n in pointers or n.startswith("s_") or n in divisible}
     kernel = triton.compile(ASTSource(jit_fn, sig, const, attrs), target=GPUTarget("cuda", 90, 32), options=options)
     ptxas = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas")
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:

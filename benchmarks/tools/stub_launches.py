@@ -7,7 +7,6 @@ the fast launch path on, stubs the CUDA queries (device 0, stream 77) and progra
 launch (parts are chained). :func:`canonical` makes two such launches comparable across calls that
 may be served from different scratch buffers.
 """
-import inspect
 import types
 
 import torch
@@ -21,11 +20,10 @@ KERNELS = {k.fn.__name__: k for k in (chunk.chunk_intra_kernel, chunk.chunk_stat
 
 
 def _key(kernel, values, kwargs):
-    """What ``kl.specialization_key`` holds, runtime arguments by name (the interpreter's kernels
-    have no ``params``)."""
-    const = [str(p.annotation).endswith("constexpr") for p in inspect.signature(kernel.fn).parameters.values()]
-    return (tuple(kwargs.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for x, c in zip(values, const) if c),
-            tuple((n, kl.specialization(x)) for n, x, c in zip(kernel.arg_names, values, const) if not c))
+    """What ``kl.specialization_key`` holds, runtime arguments by name."""
+    flags = kl.specialization_flags(kernel)
+    return (tuple(kwargs.get(o) for o in kl.LAUNCH_OPTIONS), tuple(x for i, x in enumerate(values) if i not in flags),
+            tuple((kernel.arg_names[i], kl.specialization(values[i], *f)) for i, f in flags.items()))
 
 
 def install(calls: list, setattr_=setattr) -> None:

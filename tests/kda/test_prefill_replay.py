@@ -114,7 +114,7 @@ def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, order_cap=8):
                  w_out=plan["w"], tb_out=plan["tb"], qg_out=plan["qg"], kg_out=plan["kg"], aqk_out=plan["aqk"],
                  gc_out=plan["gc"], w=plan["w"], tb=plan["tb"], qg=plan["qg"], kg=plan["kg"], aqk=plan["aqk"],
                  gc=plan["gc"])
-    elastic = dict(T=T, N=N, n_programs=NC * HV, slot_hi=NC, LOG_N=max(1, N.bit_length()),
+    elastic = dict(T=chunk.kernel_rows(T, True), N=N, n_programs=NC * HV, slot_hi=NC, LOG_N=max(1, N.bit_length()),
                    BLOCK=1 << max(0, (N - 1).bit_length()), GRID_3D=True)
     recorded = []
     kernels = [(chunk.chunk_intra_kernel, (NC, HV, 1))]
@@ -141,7 +141,7 @@ def test_elastic_replay_recomputes_what_follows_the_token_and_sequence_counts(cu
     bound = BoundPrefill.build(plan, recorded, tensors)
     elastic = chunk.ElasticPrefill.build(plan, recorded, bound)
     assert elastic is not None and elastic.layout == ("one", True, True) and elastic.caps["slots"] == 40
-    # T = 150 (not a multiple of 16, like 100), N = 3: the recorded kernels' variant
+    # T = 150, N = 3: the recorded kernels' variant (a varlen call passes its kernels T = 0)
     new, _, _ = _varlen_recording([], T=150, N=3)
     o = elastic(*new)
     assert o is not None and o.shape == new[2].shape
@@ -149,7 +149,7 @@ def test_elastic_replay_recomputes_what_follows_the_token_and_sequence_counts(cu
     NC = 150 // chunk.CHUNK_SIZE + 3
     assert intra[:3] == (NC, 4, 1) and order[:3] == (1, 1, 1) and state[:3] == (4, 1, 3)
     vals = _replayed_values(chunk.chunk_intra_kernel, intra)
-    assert (vals["T"], vals["N"], vals["n_programs"], vals["LOG_N"]) == (150, 3, NC * 4, 2)
+    assert (vals["T"], vals["N"], vals["n_programs"], vals["LOG_N"]) == (0, 3, NC * 4, 2)
     assert vals["q"] == new[0].data_ptr() and vals["w_out"] == plan["w"].data_ptr()  # new inputs, same scratch
     assert _replayed_values(chunk.chunk_state_kernel, state)["slot_hi"] == NC
     assert _replayed_values(chunk.chunk_state_kernel, state)["o"] == o.data_ptr()
@@ -171,7 +171,6 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     tensors, plan, recorded = _varlen_recording(calls, T=100, N=3, cap=40)
     elastic = chunk.ElasticPrefill.build(plan, recorded, BoundPrefill.build(plan, recorded, tensors))
     declined = {
-        "T a multiple of 16 (another kernel variant)": _varlen_recording([], T=160, N=3)[0],
         "more slots than the scratch holds": _varlen_recording([], T=1500, N=3)[0],  # the recorded variant
         "one sequence: no longest-first order": _varlen_recording([], T=100, N=1)[0],
         "five sequences: another order block": _varlen_recording([], T=100, N=5)[0],
@@ -190,11 +189,19 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     cuda_queries.stream = 78
     assert elastic(*_varlen_recording([], T=150, N=3)[0]) is None
     cuda_queries.stream = 77
-    # a recording of the missing variant teaches it
+    # a varlen call's token count selects no variant (T = 160, a multiple of 16, as T = 100); its
+    # sequence count does where Triton specializes it: 48 sequences (a multiple of 16) against 49
+    # (the same LOG_N and BLOCK) are another variant, which a recording of it teaches
+    assert elastic(*_varlen_recording([], T=160, N=3)[0]) is not None
+    calls.clear()
     more = []
-    t2, p2, r2 = _varlen_recording(more, T=160, N=3, cap=40)
-    elastic.learn(chunk.ElasticPrefill.build(p2, r2, BoundPrefill.build(p2, r2, t2)))
-    assert elastic(*declined["T a multiple of 16 (another kernel variant)"]) is not None
+    t49, p49, r49 = _varlen_recording(more, T=100, N=49, cap=80, order_cap=64)
+    e49 = chunk.ElasticPrefill.build(p49, r49, BoundPrefill.build(p49, r49, t49))
+    assert e49(*_varlen_recording([], T=110, N=49)[0]) is not None
+    assert e49(*_varlen_recording([], T=100, N=48)[0]) is None and len(calls) == 0
+    t48, p48, r48 = _varlen_recording(more, T=100, N=48, cap=80, order_cap=64)
+    e49.learn(chunk.ElasticPrefill.build(p48, r48, BoundPrefill.build(p48, r48, t48)))
+    assert e49(*_varlen_recording([], T=100, N=48)[0]) is not None
     # a recording of another sequence count (its order block 16, a multiple of 16, and a larger
     # order buffer) takes the place of the old one (``runner.remember_eager``) and learns its variants
     t9, p9, r9 = _varlen_recording(more, T=100, N=9, cap=40, order_cap=16)
@@ -321,9 +328,47 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
         mark = lambda c, out: tuple("o" if a == out.data_ptr() else a for a in c)  # noqa: E731
         assert [mark(c, o) for c in calls] == [mark(c, o_full) for c in full], lens
         parts_seen.add(sum(c[4] == "chunk_intra_kernel" for c in calls))
-    assert replayed >= len(later) // 2 and learned >= 1, (replayed, learned)
+    # one prompt in parts: its token count selects no kernel variant (varlen kernels take T as 0, the
+    # part bounds are not specialized), so every call replays; the other forms meet a new variant
+    # (another sequence count's order block, a fixed length's T) and learn it
+    assert replayed >= len(later) // 2 and (learned == 0) == (form == "parts"), (replayed, learned)
     if form == "parts":
         assert {2, 4, 8} <= parts_seen, parts_seen
+
+
+def test_varlen_calls_with_new_token_counts_select_no_new_kernel_variant(monkeypatch, cuda_queries):
+    """Serving engines run extend with a new token count nearly every call. Triton compiles a kernel
+    per specialization of its integer arguments (the value 1, divisibility by 16), so counts passed
+    that way would compile new variants of identical machine code (``chunk_layout.CALL_COUNTS``).
+    Full-path varlen calls of three sequences at 32 heads, 3 to 2400 tokens in one part (one
+    specialization key per kernel), and one prompt of 1,100 to 36,000 tokens in 2 to 8 pipelined
+    parts (the first part's stage 1 and later ones' are compiled apart, PDL, and so are later parts
+    whose completion counter is 16-byte aligned or not): no call launches a variant the longest
+    call lacks. A fixed-length call's T still selects its variant."""
+    from kimiops.kda.kernels import chunk
+
+    calls = []
+    _stub_pipeline_launches(monkeypatch, calls)
+    pool = torch.zeros(4, 32, 16, 16)
+    for many in ([[33, 33, 33], [1, 1, 1], [64, 64, 32], [100, 7, 900], [512, 512, 1], [800, 800, 800]],
+                 [[1100], [2048], [3001], [8192], [12345], [36000]]):
+        keys, forms = [], set()
+        _fresh_workspace()
+        for lens in many:
+            forms.add(chunk.elastic_layout(sum(lens), len(lens), 32, 16)[0])
+            calls.clear()
+            chunk.chunk_kda_fwd(*_pool_call(lens, 1, 32, 16, pool)[0], **_pool_call(lens, 1, 32, 16, pool)[1])
+            keys.append({(c[4], c[5]) for c in calls})
+        assert len(forms) == 1 and set().union(*keys) == max(keys, key=len), [len(k) for k in keys]
+        if forms == {("one", True, True)}:
+            assert len(keys[0]) == 3  # stage 1, the longest-first order, the state stage
+    fixed = set()
+    for T in (100, 112):  # one sequence of fixed length: T divisible by 16 or not
+        calls.clear()
+        chunk.chunk_kda_fwd(*_pool_call([T], 1, 32, 16, pool, fixed=True)[0],
+                            **_pool_call([T], 1, 32, 16, pool, fixed=True)[1])
+        fixed.add(next(c[5] for c in calls if c[4] == "chunk_intra_kernel"))
+    assert len(fixed) == 2
 
 
 def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_queries):

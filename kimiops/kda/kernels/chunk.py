@@ -67,6 +67,7 @@ from kimiops.kda.kernels.chunk_layout import (  # noqa: F401 (some re-exported f
     cut,
     elastic_layout,
     fits_grid_3d,
+    kernel_rows,
     locate_bits,
     order_block,
     ordered,
@@ -315,7 +316,8 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         p["A_log"] if p["A_log"] is not None else dummy,
         p["dt_bias"] if p["dt_bias"] is not None else dummy,
         p["cu"], *bufs, p["chain"][0, chain_index:] if pdl == 2 else dummy, *strides,
-        p["scale"], p["lower_bound"], p["T"], p["N"], p["NT"], lo, (hi - lo) * p["HV"], **common,
+        p["scale"], p["lower_bound"], kernel_rows(p["T"], p["is_varlen"]), p["N"], p["NT"], lo, (hi - lo) * p["HV"],
+        **common,
     )
 
 
@@ -379,7 +381,7 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         chunk_state_kernel, grid,
         *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], _or_dummy(p, order), _or_dummy(p, carry),
         *_track_pointers(p), *strides,
-        carry.stride(0) if carry is not None else 0, p["T"], p["NT"], lo, hi, 0, 0,
+        carry.stride(0) if carry is not None else 0, kernel_rows(p["T"], p["is_varlen"]), p["NT"], lo, hi, 0, 0,
         BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, ORDERED=order is not None,
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0, PDL=pdl, launch_pdl=pdl,
         **_state_constexprs(p),
@@ -400,14 +402,15 @@ def _launch_segments(p):
 
     common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)
     track = _track_pointers(p)
-    tail = (p["T"], p["NT"], 0, p["NC"], p["seg_len"], seg_max)
+    rows = kernel_rows(p["T"], p["is_varlen"])
+    tail = (rows, p["NT"], 0, p["NC"], p["seg_len"], seg_max)
     launch(chunk_state_kernel, (HV, (K + V) // BV1, N * (seg_max - 1)),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, dummy, dummy, *strides,
            maps.stride(0), *tail, BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **dict(common, TRACK_STEPS=0))
     stc = SEGMENT_STARTS_CONFIG
     BVC = min(stc["BV"], V)
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
-           maps.stride(0), starts.stride(0), p["T"], p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
+           maps.stride(0), starts.stride(0), rows, p["seg_len"], seg_max, HV=HV, K=K, V=V, C=p["C"], BV=BVC,
            STATE_V_FIRST=p["state_v_first"], HAS_H0=p["h0"] is not None, HAS_H0_IDX=p["h0_indices"] is not None,
            IS_VARLEN=p["is_varlen"], PREC=stc["prec"], BJ=starts_map_columns(K),
            num_warps=stc["num_warps"], num_stages=stc["num_stages"])

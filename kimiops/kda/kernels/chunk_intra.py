@@ -176,6 +176,7 @@ import triton
 import triton.language as tl
 
 from kimiops.kda.gate import LOG2E, beta_from_logits_tl, kda_gate_tl, l2_inv_norm_tl
+from kimiops.kda.kernels.chunk_layout import CALL_COUNTS
 from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand, tf32_rna
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py sweeps candidates (--sweep) and
@@ -528,7 +529,7 @@ def _chain_tail(done, n_programs):
         tl.atomic_xchg(done, 0, sem="relaxed")
 
 
-@triton.jit
+@triton.jit(do_not_specialize=CALL_COUNTS)
 def chunk_intra_kernel(
     q, k, g, beta, A_log, dt_bias, cu_seqlens,
     w_out, tb_out, qg_out, kg_out, aqk_out, gc_out, chain_done,
@@ -545,10 +546,12 @@ def chunk_intra_kernel(
     """One (chunk slot, value head). Inputs q,k ``[*, H, K]``, g ``[*, HV, K]``,
     beta ``[*, HV]`` (token-major, any float dtype); outputs are scratch tensors ``[HV, NC, ...]``
     with head strides ``s_*``. Program ``(i, hv)`` works on chunk slot ``slot_off + i`` (a launch
-    may cover a range of slots, see ``chunk.py``'s pipelined parts). ``ABL``: timing-only ablation
-    bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal blocks, 2 diagonal hierarchy,
-    4 inverse, 8 w/qg/kg, 16 pass 2's gate; the results are wrong when any is set); the library
-    always passes 0.
+    may cover a range of slots, see ``chunk.py``'s pipelined parts). ``T``: each sequence's rows in a
+    fixed-length call, 0 and unread in a varlen call (``chunk_layout.kernel_rows``); the counts of
+    ``chunk_layout.CALL_COUNTS`` are not specialized, so new counts compile no new variant.
+    ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal
+    blocks, 2 diagonal hierarchy, 4 inverse, 8 w/qg/kg, 16 pass 2's gate; the results are wrong
+    when any is set); the library always passes 0.
     ``PDL``: 0 outside a chained pipeline; 1 (first part) lets the next kernel on the stream (this
     part's state stage) be scheduled as this grid's last programs start; 2 (later parts, launched
     as programmatic dependents of the previous part's state stage, whose outputs this kernel never

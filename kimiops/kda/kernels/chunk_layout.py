@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from kimiops.intmath import cdiv, next_power_of_2
 
-__all__ = ["CHUNK_SIZE", "SUB_CHUNK", "ORDER_MAX_SEQS", "PIPELINE_CONFIG", "GRID_3D_MAX_SEQS", "segment_count",
-           "segment_layout", "pipeline_parts", "cut", "varlen_slots", "chunk_slots", "locate_bits", "ordered", "order_block",
-           "fits_grid_3d",
-           "elastic_layout"]
+__all__ = ["CHUNK_SIZE", "SUB_CHUNK", "CALL_COUNTS", "ORDER_MAX_SEQS", "PIPELINE_CONFIG", "GRID_3D_MAX_SEQS",
+           "segment_count", "segment_layout", "pipeline_parts", "cut", "varlen_slots", "chunk_slots", "kernel_rows",
+           "locate_bits", "ordered", "order_block", "fits_grid_3d", "elastic_layout"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -21,6 +20,27 @@ __all__ = ["CHUNK_SIZE", "SUB_CHUNK", "ORDER_MAX_SEQS", "PIPELINE_CONFIG", "GRID
 # sequential steps), 0.313 -> 0.296 ms at B8 T1024. Whole-pipeline figures: docs/prefill.md.
 CHUNK_SIZE = 32
 SUB_CHUNK = 16
+# Integer arguments of the prefill kernels that follow a call's counts and layout (chunks per sequence,
+# parts, segments, grid size): the kernels mark them ``do_not_specialize``. Triton otherwise compiles a
+# variant per combination of "is 1" / "divisible by 16" / other, so eager extends with new counts
+# would compile again and again (each whole call 2-8 s with an empty cache on the H100,
+# benchmarks/results/logs_h100_20261205c/) for the same machine code: offline sm_90, these
+# arguments' specialization changes no SASS opcode in stage 1, the state stage, the segmented walk
+# and the segment starts at the shapes of benchmarks/tools/int_specialization_sass.py
+# (``cpu_checks_20261205_s50/int_specialization_sass.log``). ``T`` and ``N`` stay specialized:
+# fixed-length calls' row arithmetic uses ``T`` (B8 T1024: stage 1 eight SASS instructions fewer
+# with ``T`` divisible by 16, the segmented walk 32), and a varlen call passes ``T`` as 0
+# (:func:`kernel_rows`).
+CALL_COUNTS = ("NT", "slot_off", "n_programs", "slot_lo", "slot_hi", "seg_len", "seg_max")
+
+
+def kernel_rows(T: int, varlen: bool) -> int:
+    """The kernels' ``T`` argument: the token rows of each sequence of a fixed-length call, 0 for a
+    varlen call, whose kernels take every row bound from ``cu_seqlens`` and never read ``T`` (a new
+    token count then selects no new compiled variant)."""
+    return 0 if varlen else T
+
+
 # varlen batches of up to this many sequences run the state stage longest sequence first (one
 # extra single-program launch sorts the lengths on the device); larger batches keep index order
 ORDER_MAX_SEQS = 1024

@@ -13,9 +13,9 @@ import torch
 
 import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.kda.kernels.chunk_layout import chunk_slots, elastic_layout, locate_bits, order_block
+from kimiops.kda.kernels.chunk_layout import chunk_slots, elastic_layout, kernel_rows, locate_bits, order_block
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
-from kimiops.launch import no_launch_hooks, specialization
+from kimiops.launch import no_launch_hooks, specialization, specialization_flags
 
 __all__ = ["BoundPrefill", "ElasticPrefill"]
 
@@ -208,10 +208,12 @@ class ElasticPrefill:
             if mine is None:
                 names = kernel.arg_names
                 elastic = tuple((i, n) for i, n in enumerate(names) if n in _ELASTIC_NAMES[role])
+                flags = specialization_flags(kernel)
                 const = tuple(i for i, n in elastic if n in _ELASTIC_CONSTEXPRS)
-                ints = tuple(i for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
+                ints = tuple((i, *flags[i]) for i, n in elastic if n not in _ELASTIC_CONSTEXPRS)
                 follows = {i for i, _ in elastic}
-                fixed_spec = tuple(specialization(x) for i, x in enumerate(template)
+                # constexprs by value, other ints (scratch addresses and strides) by their specialization
+                fixed_spec = tuple(specialization(x, *flags[i]) if i in flags else x for i, x in enumerate(template)
                                    if type(x) is int and i not in follows)
                 if role.startswith("intra"):
                     grid_of = "slots"        # (slots of the launch, HV)
@@ -256,8 +258,8 @@ class ElasticPrefill:
         NT, NC = chunk_slots(T, N, self.varlen)
         if NC > caps["slots"] or N > caps["seqs"]:
             return None
-        common = dict(T=T, N=N, NT=NT, LOG_N=locate_bits(N), BLOCK=order_block(N), seg_len=seg_len, seg_max=seg_max,
-                      slot_off=0, n_programs=NC * HV, slot_lo=0, slot_hi=NC)
+        common = dict(T=kernel_rows(T, self.varlen), N=N, NT=NT, LOG_N=locate_bits(N), BLOCK=order_block(N),
+                      seg_len=seg_len, seg_max=seg_max, slot_off=0, n_programs=NC * HV, slot_lo=0, slot_hi=NC)
         form, order = self.layout[0], self.layout[0] != "segments" and self.layout[1]
         if form == "one":
             return [("intra", common, NC), *([("order", common, 1)] if order else []), ("state", common, N)]
@@ -330,6 +332,6 @@ class ElasticPrefill:
 
 def _elastic_variant(values, ints, const) -> tuple:
     """What selects the compiled kernel among calls of one signature: Triton's specialization of
-    the elastic integer arguments (addresses included: 16-byte alignment) and the elastic
-    constexprs' values."""
-    return tuple([specialization(values[i]) for i in ints]), tuple([values[i] for i in const])
+    the elastic integer arguments (``ints``: ``(position, specialize_value, align)``; addresses
+    included: 16-byte alignment) and the elastic constexprs' values."""
+    return tuple([specialization(values[i], s, a) for i, s, a in ints]), tuple([values[i] for i in const])

@@ -62,6 +62,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from kimiops.kda.kernels.chunk_layout import CALL_COUNTS
 from kimiops.kda.kernels.dot_operands import f16_hi_lo, tf32_operand
 
 # Tuning choices of this kernel; benchmarks/bench_kda_prefill.py --ablate state times candidates.
@@ -313,7 +314,7 @@ def _segments_of(n_chunks, seg_len):
     return tl.maximum(tl.cdiv(n_chunks, seg_len), 1)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=CALL_COUNTS)
 def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_starts, T, seg_len, seg_max,
                           HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
                           STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
@@ -381,7 +382,7 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
     tl.store(order + n, (BLOCK - 1 - (keys & (BLOCK - 1))).to(tl.int32), mask=live)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=CALL_COUNTS)
 def chunk_state_kernel(
     w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry, track, track_idx,
     s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, s_carry,
@@ -395,7 +396,9 @@ def chunk_state_kernel(
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
-    (``longest_first_kernel``), so the longest sequences, the critical path, start first.
+    (``longest_first_kernel``), so the longest sequences, the critical path, start first. ``T``: each
+    sequence's rows in a fixed-length call, 0 and unread in a varlen call (``chunk_layout.kernel_rows``);
+    the counts of ``chunk_layout.CALL_COUNTS`` are not specialized.
 
     ``PARTED``: this launch walks only the chunks whose slots lie in ``[slot_lo, slot_hi)`` (one
     part of a pipelined call, see ``chunk.py``); a sequence that began in an earlier part resumes
