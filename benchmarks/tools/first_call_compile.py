@@ -7,6 +7,10 @@ logits, q / k before the L2 norm, beta logits, an fp32 pool updated in place) th
 
     PYTHONPATH=$PWD:$PWD/benchmarks python3 benchmarks/tools/first_call_compile.py [--fla] [--cases a,b]
 
+``extend_walk`` times ten varlen extends of new token and request counts one after the other (its
+"first call" is the walk's first pass, its "second" the whole walk again): the compiles a fresh
+server meets as requests arrive.
+
 Each (case, implementation) runs in its own process (``--one CASE IMPL`` is that child), so no
 kernel is compiled or loaded by an earlier case; the parent prints one line per run and the sums.
 GPU only (on the CPU the kernels run in Triton's interpreter, which compiles nothing).
@@ -37,7 +41,11 @@ PREFILL_CASES = {
     "prefill_g_varlen7": (1, sum(bp.VARLEN_LENS), "g", bp.VARLEN_LENS),
 }
 DECODE_CASES = {"decode_N1": 1, "decode_N64": 64}
-CASES = [*PREFILL_CASES, *DECODE_CASES]
+# name -> the requests of each extend of a serving engine's first calls (varlen, precomputed g): new
+# token totals (1, multiples of 16 and not) and request counts, as a fresh server meets them
+WALK_CASES = {"extend_walk": [[7], [100, 28], [300, 212, 16], [1000], [1], [64, 64], [900, 37, 5], [2048],
+                              [33, 33, 33, 33], [500, 12]]}
+CASES = [*PREFILL_CASES, *DECODE_CASES, *WALK_CASES]
 
 
 def public_prefill(name: str, impl: str):
@@ -69,9 +77,21 @@ def public_decode(name: str, impl: str):
         use_beta_sigmoid_in_kernel=True, A_log=c.A_log, dt_bias=c.dt_bias)
 
 
+def public_walk(name: str, impl: str):
+    """The extends of ``WALK_CASES[name]`` one after the other (each ``chunk_kda`` varlen call on
+    ``bench_kda_prefill.make_case``'s inputs, precomputed g, as ``public_prefill``)."""
+    calls = []
+    for lens in WALK_CASES[name]:
+        c = bp.make_case(1, sum(lens), "g", lens=lens)
+        calls.append(bp.fla_fn(c) if impl == "fla" else (
+            lambda c=c: kimiops.chunk_kda(c["q"], c["k"], c["v"], c["g"], c["beta"], scale=bp.K**-0.5,
+                                          output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=c["cu"])))
+    return lambda: [call() for call in calls]
+
+
 def one(name: str, impl: str) -> dict:
     """The child: inputs built first (the CUDA context is up), then two timed calls (s, host to sync)."""
-    call = (public_prefill if name in PREFILL_CASES else public_decode)(name, impl)
+    call = (public_prefill if name in PREFILL_CASES else public_walk if name in WALK_CASES else public_decode)(name, impl)
     torch.cuda.synchronize()
     times = []
     for _ in range(2):
