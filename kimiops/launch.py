@@ -10,10 +10,9 @@ H200 host that costs tens of microseconds per launch: a B1 T8192 prefill call in
 :func:`launch` makes the first launch of a specialization through Triton and keeps the compiled
 kernel; later launches with the same key hand the launcher raw device addresses. The key is what
 Triton specializes on (``native_specialize_impl``, triton 3.6: dtype and 16-byte alignment of each
-pointer, the width of each int, its divisibility by 16 and the value 1; not the alignment or the
-divisibility of parameters the kernel names in ``do_not_specialize_on_alignment`` /
-``do_not_specialize``), every constexpr value, the
-launch options and the current device. The caller guarantees that tensors live on the current
+pointer, the width of each int, its divisibility by 16 and the value 1; neither for parameters the
+kernel names in ``do_not_specialize_on_alignment`` / ``do_not_specialize``), every constexpr value,
+the launch options and the current device. The caller guarantees that tensors live on the current
 device (the pointer check is what is skipped). Launch hooks (profilers) and
 ``KIMIOPS_TRITON_FAST_LAUNCH=0`` take Triton's own path on every call.
 """

@@ -28,9 +28,9 @@ SUB_CHUNK = 16
 # arguments' specialization changes no SASS opcode in stage 1, the state stage, the segmented walk
 # and the segment starts at the shapes of benchmarks/tools/int_specialization_sass.py
 # (``cpu_checks_20261205_s50/int_specialization_sass.log``). ``T`` and ``N`` stay specialized:
-# fixed-length calls' row arithmetic uses ``T`` (B8 T1024: stage 1 eight SASS instructions fewer
-# with ``T`` divisible by 16, the segmented walk 32), and a varlen call passes ``T`` as 0
-# (:func:`kernel_rows`).
+# fixed-length calls' row arithmetic uses ``T`` (with ``T`` divisible by 16, stage 1 at B8 T1024 has
+# 8 SASS instructions fewer, the segmented walk's maps at B1 T8192 32 fewer), and a varlen call
+# passes ``T`` as 0 (:func:`kernel_rows`).
 CALL_COUNTS = ("NT", "slot_off", "n_programs", "slot_lo", "slot_hi", "seg_len", "seg_max")
 
 
