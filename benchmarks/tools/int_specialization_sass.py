@@ -19,19 +19,12 @@ import sys
 
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else ".")
 import triton.language as tl  # noqa: E402
-from sm90_compile import compile_sm90, sass_instruction_count, sass_opcode_digest  # noqa: E402
+from sm90_compile import (  # noqa: E402
+    INTRA_POINTERS, STATE_POINTERS, compile_sm90, sass_instruction_count, sass_opcode_digest)
 
 from kimiops.kda.kernels import chunk_intra as ci  # noqa: E402
 from kimiops.kda.kernels.chunk_layout import CALL_COUNTS, kernel_rows  # noqa: E402
 from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
-
-INTRA_POINTERS = {"q": "*bf16", "k": "*bf16", "g": "*bf16", "beta": "*bf16", "A_log": "*fp32", "dt_bias": "*fp32",
-                  "cu_seqlens": "*i32", "w_out": "*fp16", "tb_out": "*fp32", "qg_out": "*fp16", "kg_out": "*fp16",
-                  "aqk_out": "*fp16", "gc_out": "*fp32", "chain_done": "*i32"}
-STATE_POINTERS = {"w": "*fp16", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
-                  "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32",
-                  "ht_indices": "*i32", "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "track": "*fp32",
-                  "track_idx": "*i32"}
 
 
 def classes(values: dict, plain=()) -> tuple[dict, tuple]:
@@ -126,8 +119,7 @@ ROWS = [
 ]
 KERNELS = {"stage 1": (ci.chunk_intra_kernel, INTRA_POINTERS), "state": (cs.chunk_state_kernel, STATE_POINTERS),
            "maps": (cs.chunk_state_kernel, STATE_POINTERS), "segments": (cs.chunk_state_kernel, STATE_POINTERS),
-           "starts": (cs.segment_starts_kernel, {"maps": "*fp32", "starts": "*fp32", "h0": "*fp32",
-                                                 "h0_indices": "*i32", "cu_seqlens": "*i32"})}
+           "starts": (cs.segment_starts_kernel, STATE_POINTERS)}
 
 
 def main() -> None:

@@ -12,14 +12,9 @@ import sys
 
 sys.path.insert(0, sys.argv[1])
 import triton.language as tl  # noqa: E402
-from sm90_compile import compile_sm90, ptx_digest, sass_instruction_count  # noqa: E402
+from sm90_compile import INTRA_POINTERS as POINTERS, compile_sm90, ptx_digest, sass_instruction_count  # noqa: E402
 
 from kimiops.kda.kernels import chunk_intra as ci  # noqa: E402
-
-# pointer types of every revision's parameters (v and u_out until the ninth session, tb_out since)
-POINTERS = {"q": "*bf16", "k": "*bf16", "v": "*bf16", "g": "*bf16", "beta": "*bf16", "A_log": "*fp32",
-            "dt_bias": "*fp32", "cu_seqlens": "*i32", "w_out": "*fp16", "u_out": "*fp32", "tb_out": "*fp32",
-            "qg_out": "*fp16", "kg_out": "*fp16", "aqk_out": "*fp16", "gc_out": "*fp32", "chain_done": "*i32"}
 
 
 for gate, stash in ((0, False), (1, False), (1, True)):  # STASH_G: the gate evaluated once (since 2026-11-30)

@@ -20,13 +20,10 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from sm90_compile import compile_sm90  # noqa: E402
+from sm90_compile import INTRA_POINTERS as POINTERS, compile_sm90  # noqa: E402
 
 from kimiops.kda.kernels import chunk_intra as ci  # noqa: E402
 
-POINTERS = {"q": "*bf16", "k": "*bf16", "g": "*bf16", "beta": "*bf16", "A_log": "*fp32", "dt_bias": "*fp32",
-            "cu_seqlens": "*i32", "w_out": "*fp16", "tb_out": "*fp32", "qg_out": "*fp16", "kg_out": "*fp16",
-            "aqk_out": "*fp16", "gc_out": "*fp32", "chain_done": "*i32"}
 INSTR = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
 LINE = re.compile(r'File "(.*?)", line (\d+)')
 

@@ -7,7 +7,7 @@ The run: ``--calls`` varlen extends at H = HV = ``--heads``, K = V = 128, a pool
 precomputed g or the softplus gate (half each), each of 1-``--max-seqs`` requests of 1-``--max-tokens``
 tokens. Prints the distinct keys per kernel after the first 10, 100 and all calls. ``--tree`` runs
 another source tree (its ``kimiops`` and its ``benchmarks/tools/stub_launches.py``), e.g. a worktree of
-an earlier commit, with the same calls.
+an earlier commit, with the same calls (``prefill_replay_host_cpu.pool_call`` builds them).
 
     python benchmarks/tools/prefill_compile_variants_cpu.py [--calls 1000] [--seed 0] [--tree DIR]
 """
@@ -28,22 +28,9 @@ sys.path.insert(0, os.path.join(ARGS.tree, "benchmarks", "tools"))
 sys.path.insert(0, ARGS.tree)
 import stub_launches  # noqa: E402
 import torch  # noqa: E402
+from prefill_replay_host_cpu import pool_call  # noqa: E402
 
 from kimiops.kda.kernels import chunk  # noqa: E402
-
-
-def extend(lens: list, heads: int, gate: bool, pool: torch.Tensor) -> tuple:
-    """``chunk.chunk_kda_fwd``'s arguments for one varlen extend of requests ``lens`` into ``pool``
-    (CPU tensors, never computed: the launches are stubbed)."""
-    T, K = sum(lens), 128
-    q, k, v, g = (torch.empty(1, T, heads, K, dtype=torch.bfloat16) for _ in range(4))
-    beta = torch.empty(1, T, heads, dtype=torch.bfloat16)
-    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32)
-    idx = torch.arange(len(lens), dtype=torch.int32)
-    return (q, k, v, g, beta), dict(
-        scale=K ** -0.5, cu_seqlens=cu, h0=pool, h0_indices=idx, ht=pool, ht_indices=idx, state_v_first=True,
-        use_qk_l2norm=True, use_beta_sigmoid=True, gate="softplus" if gate else "none",
-        A_log=torch.zeros(heads) if gate else None, dt_bias=None, lower_bound=None)
 
 
 def main() -> None:
@@ -53,7 +40,9 @@ def main() -> None:
     pool = torch.zeros(ARGS.max_seqs, ARGS.heads, 128, 128)
     for i in range(1, ARGS.calls + 1):
         lens = [rng.randint(1, ARGS.max_tokens) for _ in range(rng.randint(1, ARGS.max_seqs))]
-        x, kw = extend(lens, ARGS.heads, rng.random() < 0.5, pool)
+        x, kw, _ = pool_call(lens, ARGS.heads, pool)  # the softplus gate
+        if rng.random() < 0.5:
+            kw.update(gate="none", A_log=None)  # g precomputed
         calls.clear()
         chunk.chunk_kda_fwd(*x, **kw)
         for c in calls:

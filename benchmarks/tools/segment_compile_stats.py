@@ -10,14 +10,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from sm90_compile import compile_sm90, ptx_digest  # noqa: E402
+from sm90_compile import STATE_POINTERS as POINTERS, compile_sm90, ptx_digest  # noqa: E402
 
 from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
-
-POINTERS = {"w": "*fp16", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
-            "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32", "ht_indices": "*i32",
-            "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "track": "*fp32", "track_idx": "*i32",
-            "maps": "*fp32", "starts": "*fp32"}
 
 
 def main() -> None:

@@ -12,6 +12,16 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 FLOAT_SCALARS = ("scale", "lower_bound")
+# Pointer types of the prefill kernels' parameters at bf16 inputs, of every revision (stage 1's v and
+# u_out until the ninth session, the state stage's u; ``compile_sm90`` ignores names a kernel lacks):
+# ``chunk_intra_kernel``, and ``chunk_state_kernel`` / ``segment_starts_kernel``.
+INTRA_POINTERS = {"q": "*bf16", "k": "*bf16", "v": "*bf16", "g": "*bf16", "beta": "*bf16", "A_log": "*fp32",
+                  "dt_bias": "*fp32", "cu_seqlens": "*i32", "w_out": "*fp16", "u_out": "*fp32", "tb_out": "*fp32",
+                  "qg_out": "*fp16", "kg_out": "*fp16", "aqk_out": "*fp16", "gc_out": "*fp32", "chain_done": "*i32"}
+STATE_POINTERS = {"w": "*fp16", "u": "*fp32", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16",
+                  "gc": "*fp32", "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32",
+                  "ht_indices": "*i32", "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "track": "*fp32",
+                  "track_idx": "*i32", "maps": "*fp32", "starts": "*fp32"}
 DEBUG_PREFIXES = (".loc", ".file", "//", ".b8", ".b32", ".b64", ".section", "$L__", ".debug")  # DWARF data too
 
 

@@ -20,14 +20,9 @@ ARGS.add_argument("--dims", default="", help="KxV, e.g. 256x256 (with --configs)
 ARGS.add_argument("--configs", default="", help="BV,num_warps,num_stages rows separated by ';'")
 ARGS = ARGS.parse_args()
 sys.path.insert(0, ARGS.tree)
-from sm90_compile import compile_sm90, ptx_digest  # noqa: E402
+from sm90_compile import STATE_POINTERS as POINTERS, compile_sm90, ptx_digest  # noqa: E402
 
 from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
-
-# pointer types of every revision's parameters (u until the ninth session, v and tb since)
-POINTERS = {"w": "*fp16", "u": "*fp32", "tb": "*fp32", "qg": "*fp16", "kg": "*fp16", "aqk": "*fp16", "gc": "*fp32",
-            "v": "*bf16", "o": "*bf16", "h0": "*fp32", "h0_indices": "*i32", "ht": "*fp32", "ht_indices": "*i32",
-            "cu_seqlens": "*i32", "order": "*i32", "carry": "*fp32", "track": "*fp32", "track_idx": "*i32"}
 
 
 def const_for(cfg: dict, parted: bool, K: int = 128, V: int = 128) -> dict:
