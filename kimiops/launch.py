@@ -107,23 +107,23 @@ def _parameters(kernel) -> list[tuple[bool, bool, bool]]:
     return [(p.is_constexpr, p.do_not_specialize, p.do_not_specialize_on_alignment) for p in params]
 
 
-def _layout(kernel) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, bool, bool], ...]]:
-    """(indices of the constexpr parameters, indices of the others, and for those
-    ``(index, specialize_value, align)``: False where the kernel says ``do_not_specialize`` /
-    ``do_not_specialize_on_alignment``, as Triton binds it) of a ``@triton.jit`` kernel."""
+def _layout(kernel) -> tuple[tuple[int, ...], tuple[tuple[int, bool, bool], ...]]:
+    """(indices of the constexpr parameters, and for each other parameter ``(index, specialize_value,
+    align)``: False where the kernel says ``do_not_specialize`` / ``do_not_specialize_on_alignment``,
+    as Triton binds it) of a ``@triton.jit`` kernel."""
     layout = _LAYOUTS.get(kernel)
     if layout is None:
         params = _parameters(kernel)
-        runtime = tuple((i, not dns, not dns_oa) for i, (const, dns, dns_oa) in enumerate(params) if not const)
-        layout = _LAYOUTS[kernel] = (tuple(i for i, p in enumerate(params) if p[0]), tuple(i for i, *_ in runtime),
-                                     runtime)
+        layout = _LAYOUTS[kernel] = (tuple(i for i, p in enumerate(params) if p[0]),
+                                     tuple((i, not dns, not dns_oa) for i, (const, dns, dns_oa) in enumerate(params)
+                                           if not const))
     return layout
 
 
 def specialization_flags(kernel) -> dict[int, tuple[bool, bool]]:
     """``{index: (specialize_value, align)}`` of each non-constexpr parameter of a ``@triton.jit``
     kernel: what :func:`specialization` takes for that argument."""
-    return {i: (s, a) for i, s, a in _layout(kernel)[2]}
+    return {i: (s, a) for i, s, a in _layout(kernel)[1]}
 
 
 def specialization_key(kernel, device: int, values: list, options: dict) -> tuple:
@@ -134,7 +134,7 @@ def specialization_key(kernel, device: int, values: list, options: dict) -> tupl
     The parameter layout is looked up once per kernel, so only the non-constexpr arguments go
     through Triton's specialization: 7.3 against 15.5 us for stage 1's 46 parameters (19 of them
     constexpr) on the CPU machine (``benchmarks/results/prefill_host_cpu_20261130j.log``)."""
-    const_idx, _, runtime = _layout(kernel)
+    const_idx, runtime = _layout(kernel)
     # ``specialization`` written out: this runs for every argument of every launch on the full path
     return (kernel, device, tuple([options.get(o) for o in LAUNCH_OPTIONS]),
             tuple([values[i] for i in const_idx]),
@@ -208,7 +208,7 @@ def launch(kernel, grid: tuple, *args, **kwargs):
         ck = _jit_launch(kernel, grid, args, kwargs)
         if ck is not None and getattr(ck, "function", None) is not None:
             # the key fixes which arguments are tensors (their specialization is a pointer type)
-            tensors = tuple(i for i in _layout(kernel)[1] if isinstance(values[i], torch.Tensor))
+            tensors = tuple(i for i, *_ in _layout(kernel)[1] if isinstance(values[i], torch.Tensor))
             hit = _CACHE[key] = (RawLaunch(ck), tensors)
         if record is not None:
             record.append(None if hit is None else (hit[0], (gx, gy, gz), values, hit[1], kernel))

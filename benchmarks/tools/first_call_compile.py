@@ -48,10 +48,9 @@ WALK_CASES = {"extend_walk": [[7], [100, 28], [300, 212, 16], [1000], [1], [64, 
 CASES = [*PREFILL_CASES, *DECODE_CASES, *WALK_CASES]
 
 
-def public_prefill(name: str, impl: str):
-    """One ``chunk_kda`` call of case ``name`` on ``bench_kda_prefill.make_case``'s inputs (bf16,
-    the L2 norm in the kernel, the final state returned); FLA's the way that benchmark calls it."""
-    B, T, mode, lens = PREFILL_CASES[name]
+def chunk_kda_call(B: int, T: int, mode: str, lens, impl: str):
+    """One ``chunk_kda`` call on ``bench_kda_prefill.make_case``'s inputs (bf16, the L2 norm in the
+    kernel, the final state returned); FLA's the way that benchmark calls it."""
     c = bp.make_case(B, T, mode, lens=lens)
     if impl == "fla":
         return bp.fla_fn(c)
@@ -59,6 +58,11 @@ def public_prefill(name: str, impl: str):
     return lambda: kimiops.chunk_kda(c["q"], c["k"], c["v"], c["g"], c["beta"], scale=bp.K**-0.5,
                                      output_final_state=True, use_qk_l2norm_in_kernel=True,
                                      cu_seqlens=c["cu"], **gate)
+
+
+def public_prefill(name: str, impl: str):
+    """The ``chunk_kda`` call of case ``name`` (``PREFILL_CASES``)."""
+    return chunk_kda_call(*PREFILL_CASES[name], impl)
 
 
 def public_decode(name: str, impl: str):
@@ -79,13 +83,8 @@ def public_decode(name: str, impl: str):
 
 def public_walk(name: str, impl: str):
     """The extends of ``WALK_CASES[name]`` one after the other (each ``chunk_kda`` varlen call on
-    ``bench_kda_prefill.make_case``'s inputs, precomputed g, as ``public_prefill``)."""
-    calls = []
-    for lens in WALK_CASES[name]:
-        c = bp.make_case(1, sum(lens), "g", lens=lens)
-        calls.append(bp.fla_fn(c) if impl == "fla" else (
-            lambda c=c: kimiops.chunk_kda(c["q"], c["k"], c["v"], c["g"], c["beta"], scale=bp.K**-0.5,
-                                          output_final_state=True, use_qk_l2norm_in_kernel=True, cu_seqlens=c["cu"])))
+    ``bench_kda_prefill.make_case``'s inputs, precomputed g, ``chunk_kda_call``)."""
+    calls = [chunk_kda_call(1, sum(lens), "g", lens, impl) for lens in WALK_CASES[name]]
     return lambda: [call() for call in calls]
 
 
