@@ -42,7 +42,7 @@ def main():
     K, BK = 128, cfg["BK"]
     const = dict(H=32, HV=32, K=K, C=32, BC=16, BK=BK, BK2=cfg["BK2"], GATE=gate, HAS_A=gate != 0,
                  HAS_DT_BIAS=gate != 0, USE_L2NORM=True, USE_BETA_SIGMOID=False, NEG_EIGVAL=False, IS_VARLEN=False,
-                 LOG_N=1, DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=cfg["loop_stages"], ABL=0,
+                 DOT_DT=tl.float16, INV_PREC="tf32", LOOP_STAGES=cfg["loop_stages"], ABL=0,
                  STASH_G=cfg["stash_g"], DIAG_ANCHOR=gate == 2 and not args.no_diag_anchor, PDL=0)
     kernel, regs = compile_sm90(ci.chunk_intra_kernel, POINTERS, const,
                                 dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], maxnreg=cfg["maxnreg"]))

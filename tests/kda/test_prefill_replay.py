@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from kimiops.kda.kernels.chunk import BoundPrefill
+from kimiops.kda.kernels.chunk_layout import ORDER_MIN_BLOCK
 
 
 def _call(T=4):
@@ -114,8 +115,8 @@ def _varlen_recording(calls, T, N, HV=4, K=8, cap=None, order_cap=8):
                  w_out=plan["w"], tb_out=plan["tb"], qg_out=plan["qg"], kg_out=plan["kg"], aqk_out=plan["aqk"],
                  gc_out=plan["gc"], w=plan["w"], tb=plan["tb"], qg=plan["qg"], kg=plan["kg"], aqk=plan["aqk"],
                  gc=plan["gc"])
-    elastic = dict(T=chunk.kernel_rows(T, True), N=N, n_programs=NC * HV, slot_hi=NC, LOG_N=max(1, N.bit_length()),
-                   BLOCK=1 << max(0, (N - 1).bit_length()), GRID_3D=True)
+    elastic = dict(T=chunk.kernel_rows(T, True), N=N, n_programs=NC * HV, slot_hi=NC, BLOCK=chunk.order_block(N),
+                   GRID_3D=True)
     recorded = []
     kernels = [(chunk.chunk_intra_kernel, (NC, HV, 1))]
     if "order" in plan:
@@ -149,12 +150,18 @@ def test_elastic_replay_recomputes_what_follows_the_token_and_sequence_counts(cu
     NC = 150 // chunk.CHUNK_SIZE + 3
     assert intra[:3] == (NC, 4, 1) and order[:3] == (1, 1, 1) and state[:3] == (4, 1, 3)
     vals = _replayed_values(chunk.chunk_intra_kernel, intra)
-    assert (vals["T"], vals["N"], vals["n_programs"], vals["LOG_N"]) == (0, 3, NC * 4, 2)
+    assert (vals["T"], vals["N"], vals["n_programs"]) == (0, 3, NC * 4)
     assert vals["q"] == new[0].data_ptr() and vals["w_out"] == plan["w"].data_ptr()  # new inputs, same scratch
     assert _replayed_values(chunk.chunk_state_kernel, state)["slot_hi"] == NC
     assert _replayed_values(chunk.chunk_state_kernel, state)["o"] == o.data_ptr()
-    assert _replayed_values(chunk.longest_first_kernel, order)["BLOCK"] == 4
-    # another sequence count of the same kernel variant (N = 5 and 6: LOG_N 3, BLOCK 8; 8 slots)
+    assert _replayed_values(chunk.longest_first_kernel, order)["BLOCK"] == ORDER_MIN_BLOCK == 32
+    # other sequence counts of the same kernel variants (stage 1's search has no trip count to
+    # specialize; batches of 2-32 sequences share the sort's block)
+    calls.clear()
+    assert elastic(*_varlen_recording([], T=150, N=5)[0]) is not None
+    assert _replayed_values(chunk.chunk_intra_kernel, calls[0])["N"] == 5
+    assert _replayed_values(chunk.longest_first_kernel, calls[1])["BLOCK"] == 32
+    # (N = 6 from a recording of N = 5; 8 slots)
     calls.clear()
     tensors, plan, recorded = _varlen_recording(calls, T=100, N=5, cap=40)
     elastic = chunk.ElasticPrefill.build(plan, recorded, BoundPrefill.build(plan, recorded, tensors))
@@ -173,11 +180,17 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     declined = {
         "more slots than the scratch holds": _varlen_recording([], T=1500, N=3)[0],  # the recorded variant
         "one sequence: no longest-first order": _varlen_recording([], T=100, N=1)[0],
-        "five sequences: another order block": _varlen_recording([], T=100, N=5)[0],
+        "sixteen sequences: N specialized as a multiple of 16": _varlen_recording([], T=100, N=16, order_cap=16)[0],
     }
     for why, new in declined.items():
         assert elastic(*new) is None, why
     assert calls == []  # nothing launched by a declined call
+    # the same kernel variants but for the sort's block: 33 sequences sort in a block of 64
+    t33, p33, r33 = _varlen_recording(calls, T=100, N=33, cap=80, order_cap=64)
+    e33 = chunk.ElasticPrefill.build(p33, r33, BoundPrefill.build(p33, r33, t33))
+    assert e33(*_varlen_recording([], T=100, N=5)[0]) is None
+    assert e33(*_varlen_recording([], T=130, N=34)[0]) is not None
+    calls.clear()
     # the same kernel variant, only the layout or the order buffer differ
     t5, p5, r5 = _varlen_recording(calls, T=100, N=5, cap=40, order_cap=5)
     five = chunk.ElasticPrefill.build(p5, r5, BoundPrefill.build(p5, r5, t5))
@@ -191,7 +204,7 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     cuda_queries.stream = 77
     # a varlen call's token count selects no variant (T = 160, a multiple of 16, as T = 100); its
     # sequence count does where Triton specializes it: 48 sequences (a multiple of 16) against 49
-    # (the same LOG_N and BLOCK) are another variant, which a recording of it teaches
+    # (the same order block) are another variant, which a recording of it teaches
     assert elastic(*_varlen_recording([], T=160, N=3)[0]) is not None
     calls.clear()
     more = []
@@ -202,8 +215,7 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     t48, p48, r48 = _varlen_recording(more, T=100, N=48, cap=80, order_cap=64)
     e49.learn(chunk.ElasticPrefill.build(p48, r48, BoundPrefill.build(p48, r48, t48)))
     assert e49(*_varlen_recording([], T=100, N=48)[0]) is not None
-    # a recording of another sequence count (its order block 16, a multiple of 16, and a larger
-    # order buffer) takes the place of the old one (``runner.remember_eager``) and learns its variants
+    # a recording of another sequence count (with a larger order buffer) takes the place of the old one (``runner.remember_eager``) and learns its variants
     t9, p9, r9 = _varlen_recording(more, T=100, N=9, cap=40, order_cap=16)
     nine = chunk.ElasticPrefill.build(p9, r9, BoundPrefill.build(p9, r9, t9))
     nine.learn(elastic)
@@ -328,10 +340,11 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
         mark = lambda c, out: tuple("o" if a == out.data_ptr() else a for a in c)  # noqa: E731
         assert [mark(c, o) for c in calls] == [mark(c, o_full) for c in full], lens
         parts_seen.add(sum(c[4] == "chunk_intra_kernel" for c in calls))
-    # one prompt in parts: its token count selects no kernel variant (varlen kernels take T as 0, the
-    # part bounds are not specialized), so every call replays; the other forms meet a new variant
-    # (another sequence count's order block, a fixed length's T) and learn it
-    assert replayed >= len(later) // 2 and (learned == 0) == (form == "parts"), (replayed, learned)
+    # varlen batches in one part and one prompt in parts: their token and sequence counts select no
+    # kernel variant (varlen kernels take T as 0, the part bounds are not specialized, stage 1's
+    # search has no trip count, 2-32 sequences share the sort's block), so every call replays; the
+    # other forms meet a new variant (N = 1 or a multiple of 16, a fixed length's T) and learn it
+    assert replayed >= len(later) // 2 and (learned == 0) == (form in ("one", "parts")), (replayed, learned)
     if form == "parts":
         assert {2, 4, 8} <= parts_seen, parts_seen
 

@@ -68,7 +68,6 @@ from kimiops.kda.kernels.chunk_layout import (  # noqa: F401 (some re-exported f
     elastic_layout,
     fits_grid_3d,
     kernel_rows,
-    locate_bits,
     order_block,
     ordered,
     pipeline_parts,
@@ -295,7 +294,7 @@ def _launch_intra(p, lo=0, hi=None, pdl=0, chain_index=0):
         GATE=gate_id, HAS_A=p["A_log"] is not None and gate_id != GATE_NONE,
         HAS_DT_BIAS=p["dt_bias"] is not None and gate_id != GATE_NONE,
         USE_L2NORM=p["use_qk_l2norm"], USE_BETA_SIGMOID=p["use_beta_sigmoid"], NEG_EIGVAL=p["neg_eigval"],
-        IS_VARLEN=p["is_varlen"], LOG_N=locate_bits(p["N"]),
+        IS_VARLEN=p["is_varlen"],
         DOT_DT=_TL_DOT[NUMERICS_CONFIG["dot_dtype"]], INV_PREC=NUMERICS_CONFIG["inv_prec"],
         LOOP_STAGES=ic["loop_stages"], ABL=ic.get("ablate", 0), PDL=pdl,
         # the stash parks fp16 halves in the qg / kg tiles: it needs 16-bit storage there

@@ -252,18 +252,18 @@ GATE_NONE, GATE_SOFTPLUS, GATE_LOWER_BOUND = 0, 1, 2
 
 
 @triton.jit
-def _locate_chunk(pid, cu_seqlens, T, N, C: tl.constexpr, NT, IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr):
+def _locate_chunk(pid, cu_seqlens, T, N, C: tl.constexpr, NT, IS_VARLEN: tl.constexpr):
     """(first token, number of valid rows) of chunk slot ``pid``; rows <= 0 means an idle slot."""
     if IS_VARLEN:
-        # largest n in [0, N) with cu[n] // C + n <= pid (f is non-decreasing, f(0) = 0)
+        # largest n in [0, N) with cu[n] // C + n <= pid (f is non-decreasing, f(0) = 0). A loop on the
+        # range rather than a constexpr trip count: one compiled kernel for every sequence count.
         lo = pid * 0
         hi = lo + N
-        for _ in tl.static_range(LOG_N):
-            active = hi - lo > 1
+        while hi - lo > 1:
             mid = (lo + hi) // 2
             f = tl.load(cu_seqlens + mid).to(tl.int32) // C + mid
-            lo = tl.where(active & (f <= pid), mid, lo)
-            hi = tl.where(active & (f > pid), mid, hi)
+            lo = tl.where(f <= pid, mid, lo)
+            hi = tl.where(f > pid, mid, hi)
         bos = tl.load(cu_seqlens + lo).to(tl.int32)
         eos = tl.load(cu_seqlens + lo + 1).to(tl.int32)
         c = pid - (bos // C + lo)
@@ -539,7 +539,7 @@ def chunk_intra_kernel(
     C: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr, BK2: tl.constexpr,
     GATE: tl.constexpr, HAS_A: tl.constexpr, HAS_DT_BIAS: tl.constexpr,
     USE_L2NORM: tl.constexpr, USE_BETA_SIGMOID: tl.constexpr, NEG_EIGVAL: tl.constexpr,
-    IS_VARLEN: tl.constexpr, LOG_N: tl.constexpr,
+    IS_VARLEN: tl.constexpr,
     DOT_DT: tl.constexpr, INV_PREC: tl.constexpr, LOOP_STAGES: tl.constexpr, STASH_G: tl.constexpr,
     DIAG_ANCHOR: tl.constexpr, ABL: tl.constexpr, PDL: tl.constexpr,
 ):
@@ -565,7 +565,7 @@ def chunk_intra_kernel(
     hv64 = hv.to(tl.int64)
     NS: tl.constexpr = C // BC
 
-    start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN, LOG_N)
+    start, length = _locate_chunk(pid, cu_seqlens, T, N, C, NT, IS_VARLEN)
     if length <= 0:
         if PDL == 2:
             _chain_tail(chain_done, n_programs)

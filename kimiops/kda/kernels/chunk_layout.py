@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from kimiops.intmath import cdiv, next_power_of_2
 
-__all__ = ["CHUNK_SIZE", "SUB_CHUNK", "CALL_COUNTS", "ORDER_MAX_SEQS", "PIPELINE_CONFIG", "GRID_3D_MAX_SEQS",
-           "segment_count", "segment_layout", "pipeline_parts", "cut", "varlen_slots", "chunk_slots", "kernel_rows",
-           "locate_bits", "ordered", "order_block", "fits_grid_3d", "elastic_layout"]
+__all__ = ["CHUNK_SIZE", "SUB_CHUNK", "CALL_COUNTS", "ORDER_MAX_SEQS", "ORDER_MIN_BLOCK", "PIPELINE_CONFIG",
+           "GRID_3D_MAX_SEQS", "segment_count", "segment_layout", "pipeline_parts", "cut", "varlen_slots",
+           "chunk_slots", "kernel_rows", "ordered", "order_block", "fits_grid_3d", "elastic_layout"]
 
 # Chunk of 32 tokens (two 16-row sub-chunks): the intra-chunk stage is the bottleneck and its work
 # per token grows with the chunk (C x C score blocks, the inverse's levels), while the state stage
@@ -44,6 +44,9 @@ def kernel_rows(T: int, varlen: bool) -> int:
 # varlen batches of up to this many sequences run the state stage longest sequence first (one
 # extra single-program launch sorts the lengths on the device); larger batches keep index order
 ORDER_MAX_SEQS = 1024
+# The sort's block is at least one warp's 32 lanes (a sort within a warp, no shared memory), so the
+# batches of 2-32 sequences share one compiled sort instead of five (BLOCK 2, 4, 8, 16, 32)
+ORDER_MIN_BLOCK = 32
 # Pipelined parts: P = min(max(min_parts, NC // part_slots), max_parts, NC // min_part_slots), at
 # least 1, and only below `below_pairs` (sequence, head) pairs, where one state tile per SM is
 # latency-bound; with more pairs the state stage fills the SMs itself and parts only add launches.
@@ -254,19 +257,15 @@ def chunk_slots(T: int, N: int, varlen: bool) -> tuple[int, int]:
     return NT, N * NT
 
 
-def locate_bits(N: int) -> int:
-    """Steps of stage 1's binary search of a slot's sequence over ``N + 1`` boundaries (``LOG_N``)."""
-    return max(1, N.bit_length())
-
-
 def ordered(N: int) -> bool:
     """Whether a varlen batch of ``N`` sequences runs its state stage longest sequence first."""
     return 1 < N <= ORDER_MAX_SEQS
 
 
 def order_block(N: int) -> int:
-    """The longest-first sort's block (``BLOCK``: a power of two holding ``N`` lengths)."""
-    return next_power_of_2(N)
+    """The longest-first sort's block (``BLOCK``: a power of two holding ``N`` lengths, at least
+    ``ORDER_MIN_BLOCK``)."""
+    return max(ORDER_MIN_BLOCK, next_power_of_2(N))
 
 
 def fits_grid_3d(N: int) -> bool:

@@ -13,7 +13,7 @@ import torch
 
 import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
-from kimiops.kda.kernels.chunk_layout import chunk_slots, elastic_layout, kernel_rows, locate_bits, order_block
+from kimiops.kda.kernels.chunk_layout import chunk_slots, elastic_layout, kernel_rows, order_block
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
 from kimiops.launch import no_launch_hooks, specialization, specialization_flags
 
@@ -129,12 +129,12 @@ def _role(kernel, values) -> str | None:
 # its layout (chunk slots, parts, segments); every other argument depends only on the call's
 # signature (flags, dtypes, head sizes, scratch buffers). ``chain_done``: a later part's
 # completion counter, an address in the chain buffer that follows the part's index.
-_INTRA = ("T", "N", "NT", "slot_off", "n_programs", "LOG_N")
+_INTRA = ("T", "N", "NT", "slot_off", "n_programs")
 _SEGMENT_WALK = ("T", "NT", "slot_lo", "slot_hi", "seg_len", "seg_max")
 _ELASTIC_NAMES = {"intra": _INTRA, "intra_first": _INTRA, "intra_chained": _INTRA + ("chain_done",),
                   "order": ("N", "BLOCK"), "state": ("T", "NT", "slot_lo", "slot_hi"), "seg_maps": _SEGMENT_WALK,
                   "seg_out": _SEGMENT_WALK, "seg_starts": ("T", "seg_len", "seg_max")}
-_ELASTIC_CONSTEXPRS = frozenset(("LOG_N", "BLOCK"))
+_ELASTIC_CONSTEXPRS = frozenset(("BLOCK",))
 
 
 class _Role:
@@ -258,7 +258,7 @@ class ElasticPrefill:
         NT, NC = chunk_slots(T, N, self.varlen)
         if NC > caps["slots"] or N > caps["seqs"]:
             return None
-        common = dict(T=kernel_rows(T, self.varlen), N=N, NT=NT, LOG_N=locate_bits(N), BLOCK=order_block(N),
+        common = dict(T=kernel_rows(T, self.varlen), N=N, NT=NT, BLOCK=order_block(N),
                       seg_len=seg_len, seg_max=seg_max, slot_off=0, n_programs=NC * HV, slot_lo=0, slot_hi=NC)
         form, order = self.layout[0], self.layout[0] != "segments" and self.layout[1]
         if form == "one":
