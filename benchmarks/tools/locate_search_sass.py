@@ -4,7 +4,7 @@ machine code (offline sm_90 compile, no GPU needed, ``sm90_compile.py``).
 Each program of ``chunk_intra_kernel`` finds its sequence by a binary search over ``cu_seqlens``. Until
 the fifty-first session the search ran a constexpr trip count ``LOG_N`` (``N``'s bit length): one
 compiled kernel per bit length of the batch's sequence count; since, it loops while the range holds
-more than one sequence. This groups the sequence counts ``--seqs`` by the compile key the launcher
+more than one sequence, and ``N`` is left unspecialized (``chunk_layout.CALL_COUNTS``). This groups the sequence counts ``--seqs`` by the compile key the launcher
 gives them (Triton's specialization of the call's integer arguments as passed, plus ``LOG_N`` where the
 tree's kernel takes it), compiles one kernel per key at H = HV = 32, K = V = 128 (bf16 inputs, L2 norm
 in the kernel, precomputed g and the softplus gate) and prints per key its sequence counts, the SASS
@@ -41,7 +41,7 @@ def main() -> None:
             const = dict(intra_const(True, log_n, 0), GATE=gate, HAS_A=gate != 0, HAS_DT_BIAS=gate != 0,
                          **{n: 1 for n in ones})
             k, regs = compile_sm90(kernel, INTRA_POINTERS, const, intra_options(), divisible=div)
-            print(f"  N {','.join(map(str, seqs)):<34} {sass_instruction_count(k.asm['cubin']):6d}  "
+            print(f"  N {','.join(map(str, seqs)):<50} {sass_instruction_count(k.asm['cubin']):6d}  "
                   f"{sass_opcode_digest(k.asm['cubin'])}  {regs}  (1: {list(ones)}, /16: {list(div)}"
                   f"{f', LOG_N {log_n}' if takes_log_n else ''})", flush=True)
 

@@ -3,12 +3,15 @@ process per tree, alternated by the caller; the tree is whichever ``kimiops`` co
 PYTHONPATH, ``benchmarks/checkout_path.py``). Prints which tree it imported, the accuracy of the
 issue's acceptance cases (bf16, T = 4096, H = 4, against the fp64 recurrence, inputs of
 ``tests/kda/test_chunk_kernel.py``), then CUDA-graph medians of stage 1 alone, the state stage alone
-and the whole call (H = HV = 32, K = V = 128, q/k L2 norm, B1 T8192 and B8 T1024) per gate mode of
-``bench_kda_prefill.py``: ``g``, ``gk`` (Kimi-like precomputed g), ``gate``, ``lb``.
-``prefill_round_means.py`` averages the logs of several rounds.
+and the whole call (H = HV = 32, K = V = 128, q/k L2 norm; ``--cases``, default B1 T8192 and B8 T1024;
+varlen: the issue's 7 sequences, 64 sequences of 128 tokens) per gate mode of ``bench_kda_prefill.py``
+(``--modes``): ``g``, ``gk`` (Kimi-like precomputed g), ``gate``, ``lb``. ``prefill_round_means.py``
+averages the logs of several rounds.
 
-    PYTHONPATH=<tree>:$PWD/benchmarks python3 benchmarks/tools/prefill_round_ab.py [--no-accuracy]   # repository root
+    PYTHONPATH=<tree>:$PWD/benchmarks python3 benchmarks/tools/prefill_round_ab.py [--no-accuracy] \
+        [--cases B1_T8192,B8_T1024,varlen7_16384,varlen64_128] [--modes g,gk,gate,lb]   # repository root
 """
+import argparse
 import os
 import sys
 
@@ -22,26 +25,30 @@ import test_chunk_kernel as tck  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
 REP = 40
-CASES = [("B1_T8192", 1, 8192), ("B8_T1024", 8, 1024)]
+CASES = {"B1_T8192": (1, 8192, None), "B8_T1024": (8, 1024, None),
+         "varlen7_16384": (1, sum(bk.VARLEN_LENS), bk.VARLEN_LENS), "varlen64_128": (1, 64 * 128, [128] * 64)}
+ARGS = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ARGS.add_argument("--no-accuracy", action="store_true")
+ARGS.add_argument("--cases", default="B1_T8192,B8_T1024")
+ARGS.add_argument("--modes", default="g,gk,gate,lb")
 
 
 def main():
+    args = ARGS.parse_args()
     print(f"kimiops from {os.path.dirname(kimiops.__file__)}; device {torch.cuda.get_device_name()}")
     families = (("none", True), ("softplus", True), ("softplus", False), ("lower_bound", True))
-    for gate, mild in () if "--no-accuracy" in sys.argv else families:
+    for gate, mild in () if args.no_accuracy else families:
         inp = tck._gpu_inputs(gate, mild)
         ht = torch.full((1, 4, 128, 128), float("nan"), device="cuda")
         o = tck.run(inp, gate=gate, scale=128 ** -0.5, ht=ht)
         ro, rs = tck.reference(inp, gate=gate, scale=128 ** -0.5)
         fin = bool(torch.isfinite(o.float()).all() and torch.isfinite(ht).all())
         print(f"accuracy {gate} mild={mild}: rel o {rel_err(o, ro):.3e}, rel state {rel_err(ht, rs):.3e}, finite {fin}")
-    for name, B, T in CASES:
-        for mode in ("g", "gk", "gate", "lb"):
-            c = bk.make_case(B, T, mode)
-            ht = torch.empty(B, bk.HV, bk.K, bk.V, device="cuda")
-            out = torch.empty_like(c["v"])
+    for name in args.cases.split(","):
+        B, T, lens = CASES[name]
+        for mode in args.modes.split(","):
+            c, ht, out = bk.warm_case(B, T, mode, lens)
             full = bk.ours_fn(c, ht, out)
-            full()
             s1 = bk.bench_graph(bk.ours_fn(c, ht, out, stage="intra"), REP)
             st = bk.bench_graph(bk.ours_fn(c, ht, out, stage="state"), REP)
             whole = bk.bench_graph(full, REP)

@@ -180,7 +180,6 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     declined = {
         "more slots than the scratch holds": _varlen_recording([], T=1500, N=3)[0],  # the recorded variant
         "one sequence: no longest-first order": _varlen_recording([], T=100, N=1)[0],
-        "sixteen sequences: N specialized as a multiple of 16": _varlen_recording([], T=100, N=16, order_cap=16)[0],
     }
     for why, new in declined.items():
         assert elastic(*new) is None, why
@@ -202,20 +201,23 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     cuda_queries.stream = 78
     assert elastic(*_varlen_recording([], T=150, N=3)[0]) is None
     cuda_queries.stream = 77
-    # a varlen call's token count selects no variant (T = 160, a multiple of 16, as T = 100); its
-    # sequence count does where Triton specializes it: 48 sequences (a multiple of 16) against 49
-    # (the same order block) are another variant, which a recording of it teaches
+    # a varlen call's token and sequence counts select no variant (T = 160, a multiple of 16, as
+    # T = 100; 48 sequences, a multiple of 16, as 49); the sort's block does (70 sequences: 128),
+    # which a recording of it teaches
     assert elastic(*_varlen_recording([], T=160, N=3)[0]) is not None
     calls.clear()
     more = []
-    t49, p49, r49 = _varlen_recording(more, T=100, N=49, cap=80, order_cap=64)
+    t49, p49, r49 = _varlen_recording(more, T=100, N=49, cap=200, order_cap=128)
     e49 = chunk.ElasticPrefill.build(p49, r49, BoundPrefill.build(p49, r49, t49))
     assert e49(*_varlen_recording([], T=110, N=49)[0]) is not None
-    assert e49(*_varlen_recording([], T=100, N=48)[0]) is None and len(calls) == 0
-    t48, p48, r48 = _varlen_recording(more, T=100, N=48, cap=80, order_cap=64)
-    e49.learn(chunk.ElasticPrefill.build(p48, r48, BoundPrefill.build(p48, r48, t48)))
     assert e49(*_varlen_recording([], T=100, N=48)[0]) is not None
-    # a recording of another sequence count (with a larger order buffer) takes the place of the old one (``runner.remember_eager``) and learns its variants
+    more.clear()
+    assert e49(*_varlen_recording([], T=100, N=70)[0]) is None and more == []
+    t70, p70, r70 = _varlen_recording(more, T=100, N=70, cap=200, order_cap=128)
+    e49.learn(chunk.ElasticPrefill.build(p70, r70, BoundPrefill.build(p70, r70, t70)))
+    assert e49(*_varlen_recording([], T=100, N=70)[0]) is not None
+    # a recording of another sequence count (with a larger order buffer) takes the place of the old
+    # one (``runner.remember_eager``) and learns its variants
     t9, p9, r9 = _varlen_recording(more, T=100, N=9, cap=40, order_cap=16)
     nine = chunk.ElasticPrefill.build(p9, r9, BoundPrefill.build(p9, r9, t9))
     nine.learn(elastic)
