@@ -4,11 +4,12 @@ machine code (offline sm_90 compile, no GPU needed, ``sm90_compile.py``).
 Each program of ``chunk_intra_kernel`` finds its sequence by a binary search over ``cu_seqlens``. Until
 the fifty-first session the search ran a constexpr trip count ``LOG_N`` (``N``'s bit length): one
 compiled kernel per bit length of the batch's sequence count; since, it loops while the range holds
-more than one sequence, and ``N`` is left unspecialized (``chunk_layout.CALL_COUNTS``). This groups the sequence counts ``--seqs`` by the compile key the launcher
-gives them (Triton's specialization of the call's integer arguments as passed, plus ``LOG_N`` where the
-tree's kernel takes it), compiles one kernel per key at H = HV = 32, K = V = 128 (bf16 inputs, L2 norm
-in the kernel, precomputed g and the softplus gate) and prints per key its sequence counts, the SASS
-instruction count, a hash of the opcode sequence, registers and spill stores.
+more than one sequence. This groups the sequence counts ``SEQS`` by the compile key the launcher gives
+them (Triton's specialization of the call's integer arguments as passed, ``chunk_layout.CALL_COUNTS``
+unspecialized, plus ``LOG_N`` where the tree's kernel takes it), compiles one kernel per key at
+H = HV = 32, K = V = 128 (bf16 inputs, L2 norm in the kernel, precomputed g and the softplus gate) and
+prints per key its sequence counts, the SASS instruction count, a hash of the opcode sequence,
+registers and spill stores.
 
     python benchmarks/tools/locate_search_sass.py <tree>     # e.g. . or a git worktree of an earlier commit
 """
