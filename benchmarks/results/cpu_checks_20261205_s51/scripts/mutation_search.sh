@@ -15,6 +15,6 @@ for m in a b; do
     tests="tests/kda/test_chunk_kernel.py tests/kda/test_locate_chunk.py"; k="varlen or sequence_rows or malformed"
   fi
   echo "== mutation $m: $(git -C $wt diff --stat | tail -n 1)"
-  (cd $wt && TRITON_INTERPRET=1 python3 -m pytest -q -p no:cacheprovider $tests ${k:+-k $k} 2>&1 | grep -E "^FAILED|passed|failed" | tail -n 8)
+  (cd $wt && TRITON_INTERPRET=1 python3 -m pytest -q -p no:cacheprovider $tests ${k:+-k "$k"} 2>&1 | grep -E "^FAILED|passed|failed" | tail -n 12)
 done
 rm -rf $wt; git worktree prune
