@@ -21,8 +21,8 @@ echo "A/B done after $(( $(date +%s) - T0 )) s"
 (cd $OUT && tar czf ab_round_ab_logs.tgz ab_round_ab_*.log && rm ab_round_ab_*.log)
 tail -10 $OUT/ab_summary.log
 PYTHONPATH=$PWD timeout $(left) python3 -m pytest -q -p no:cacheprovider tests/kda/test_prefill_replay.py \
-  tests/test_launch.py tests/kda/test_chunk_kernel.py \
-  -k "varlen or eager or replay or fast_launch or cuda_graph or parts or segments or key or order" \
+  tests/test_launch.py tests/kda/test_chunk_kernel.py tests/kda/test_locate_chunk.py \
+  -k "varlen or eager or replay or fast_launch or cuda_graph or parts or segments or key or order or sequence_rows or malformed" \
   > $OUT/pytest_search.log 2>&1
 echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/pytest_search.log
 tail -n 4 $OUT/pytest_search.log
