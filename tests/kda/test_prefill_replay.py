@@ -201,22 +201,21 @@ def test_elastic_replay_declines_what_it_has_not_seen(cuda_queries):
     cuda_queries.stream = 78
     assert elastic(*_varlen_recording([], T=150, N=3)[0]) is None
     cuda_queries.stream = 77
-    # a varlen call's token count selects no variant (T = 160, a multiple of 16, as T = 100); its
-    # sequence count does where stage 1 specializes it (48, a multiple of 16, against 49) and where the
-    # sort's block changes (70 sequences: 128); a recording of each teaches its variants
+    # a varlen call's token and sequence counts select no variant (T = 160, a multiple of 16, as
+    # T = 100; 48 sequences, a multiple of 16, as 49); the sort's block does (70 sequences: 128),
+    # which a recording of it teaches
     assert elastic(*_varlen_recording([], T=160, N=3)[0]) is not None
     calls.clear()
     more = []
     t49, p49, r49 = _varlen_recording(more, T=100, N=49, cap=200, order_cap=128)
     e49 = chunk.ElasticPrefill.build(p49, r49, BoundPrefill.build(p49, r49, t49))
     assert e49(*_varlen_recording([], T=110, N=49)[0]) is not None
+    assert e49(*_varlen_recording([], T=100, N=48)[0]) is not None
     more.clear()
-    for N in (48, 70):
-        assert e49(*_varlen_recording([], T=100, N=N)[0]) is None and more == [], N
-        tn, pn, rn = _varlen_recording(more, T=100, N=N, cap=200, order_cap=128)
-        e49.learn(chunk.ElasticPrefill.build(pn, rn, BoundPrefill.build(pn, rn, tn)))
-        assert e49(*_varlen_recording([], T=100, N=N)[0]) is not None, N
-        more.clear()
+    assert e49(*_varlen_recording([], T=100, N=70)[0]) is None and more == []
+    t70, p70, r70 = _varlen_recording(more, T=100, N=70, cap=200, order_cap=128)
+    e49.learn(chunk.ElasticPrefill.build(p70, r70, BoundPrefill.build(p70, r70, t70)))
+    assert e49(*_varlen_recording([], T=100, N=70)[0]) is not None
     # a recording of another sequence count (with a larger order buffer) takes the place of the old
     # one (``runner.remember_eager``) and learns its variants
     t9, p9, r9 = _varlen_recording(more, T=100, N=9, cap=40, order_cap=16)
@@ -343,11 +342,10 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
         mark = lambda c, out: tuple("o" if a == out.data_ptr() else a for a in c)  # noqa: E731
         assert [mark(c, o) for c in calls] == [mark(c, o_full) for c in full], lens
         parts_seen.add(sum(c[4] == "chunk_intra_kernel" for c in calls))
-    # varlen batches of 2-3 requests in one part and one prompt in parts: their token and request
-    # counts select no kernel variant (varlen kernels take T as 0, the part bounds are not
-    # specialized, stage 1's search has no trip count, 2-32 requests share the sort's block), so
-    # every call replays; the other forms meet a new variant (N = 1 against 2, N a multiple of 16, a
-    # fixed length's T) and learn it
+    # varlen batches in one part and one prompt in parts: their token and sequence counts select no
+    # kernel variant (varlen kernels take T as 0, the counts are not specialized, stage 1's search has
+    # no trip count, 2-32 sequences share the sort's block), so every call replays; the other forms
+    # record again where a fixed length's T selects another variant or a call needs more scratch
     assert replayed >= len(later) // 2 and (learned == 0) == (form in ("one", "parts")), (replayed, learned)
     if form == "parts":
         assert {2, 4, 8} <= parts_seen, parts_seen

@@ -20,23 +20,24 @@ __all__ = ["CHUNK_SIZE", "SUB_CHUNK", "CALL_COUNTS", "ORDER_MAX_SEQS", "ORDER_MI
 # sequential steps), 0.313 -> 0.296 ms at B8 T1024. Whole-pipeline figures: docs/prefill.md.
 CHUNK_SIZE = 32
 SUB_CHUNK = 16
-# Integer arguments of the prefill kernels that follow a call's counts and layout (chunks per sequence,
-# parts, segments, grid size): the kernels mark them ``do_not_specialize``. Triton otherwise compiles a
-# variant per combination of "is 1" / "divisible by 16" / other, so eager extends with new counts
-# would compile again and again (each whole call 2-8 s with an empty cache on the H100,
+# Integer arguments of the prefill kernels that follow a call's counts and layout (sequences, chunks per
+# sequence, parts, segments, grid size): the kernels mark them ``do_not_specialize``. Triton otherwise
+# compiles a variant per combination of "is 1" / "divisible by 16" / other, so eager extends with new
+# counts would compile again and again (each whole call 2-8 s with an empty cache on the H100,
 # benchmarks/results/logs_h100_20261205c/) for the same machine code: offline sm_90, these
 # arguments' specialization changes no SASS opcode in stage 1, the state stage, the segmented walk
 # and the segment starts at the shapes of benchmarks/tools/int_specialization_sass.py
-# (``cpu_checks_20261205_s50/int_specialization_sass.log``). ``T`` stays specialized: fixed-length
-# calls' row arithmetic uses it (with ``T`` divisible by 16, stage 1 at B8 T1024 has 8 SASS
-# instructions fewer, the segmented walk's maps at B1 T8192 32 fewer), and a varlen call passes ``T``
-# as 0 (:func:`kernel_rows`). So does ``N``, read only by stage 1's search of a varlen slot's sequence:
-# unspecialized, a fixed-length call of one sequence (``N`` unread) would compile to a stage 1 with 8
-# integer instructions more (one in each loop) and 2 spill stores fewer
-# (``cpu_checks_20261205_s51/sass_b1_part_n.log``), a change to the issue's B1 cells not timed on a GPU
-# yet; varlen calls pay one variant at ``N = 1`` (the search's loop folded away) and one at multiples
-# of 16 (the same SASS as the others, ``cpu_checks_20261205_s51/locate_search_sass_*.log``).
-CALL_COUNTS = ("NT", "slot_off", "n_programs", "slot_lo", "slot_hi", "seg_len", "seg_max")
+# (``cpu_checks_20261205_s50/int_specialization_sass.log``). The sequence count ``N`` (read by stage 1's
+# search of a varlen slot's sequence only) changes none at 2-1000 sequences; as 1 it would drop the
+# search's loop (a one-sequence call runs one comparison of it) and, in a fixed-length call of one
+# sequence where ``N`` is unread, move 8 integer instructions (``cpu_checks_20261205_s51/
+# locate_search_sass_*.log``, ``sass_b1_part_n.log``); timed on the H100, B1 T8192's stage 1 is 1.2%
+# (precomputed g) and 0.3% (softplus gate) faster with ``N`` unspecialized, the call -0.4% / +0.4%
+# (``logs_h100_20261205d/r2_ab_means.log``, tree nspec). ``T`` stays specialized: fixed-length calls'
+# row arithmetic uses it (with ``T`` divisible by 16, stage 1 at B8 T1024 has 8 SASS instructions
+# fewer, the segmented walk's maps at B1 T8192 32 fewer), and a varlen call passes ``T`` as 0
+# (:func:`kernel_rows`).
+CALL_COUNTS = ("N", "NT", "slot_off", "n_programs", "slot_lo", "slot_hi", "seg_len", "seg_max")
 
 
 def kernel_rows(T: int, varlen: bool) -> int:

@@ -366,13 +366,13 @@ def segment_starts_kernel(maps, starts, h0, h0_indices, cu_seqlens, s_maps, s_st
             z_maps += (K + V) * K
 
 
-@triton.jit(do_not_specialize=["N"])
+@triton.jit(do_not_specialize=CALL_COUNTS)
 def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
     """``order[r]`` = index of the sequence with the r-th largest length (ties: lower index first).
     One program; ``N <= BLOCK`` (a power of two). Sorts the int64 keys
     ``length * BLOCK + (BLOCK - 1 - n)`` in descending order. Padding entries get length -2^40,
     below any int32 difference, so the first N keys are always the N sequences (a permutation of
-    0..N-1 even for malformed cu_seqlens). ``N`` is not specialized (only batches of N > 1 sort): as a
+    0..N-1 even for malformed cu_seqlens). ``N`` is not specialized (``chunk_layout.CALL_COUNTS``): as a
     multiple of 16 it compiles to the same SASS up to ``BLOCK`` 128 and saves 8-56 of 700-3,500
     instructions from 256 on (offline sm_90, ``cpu_checks_20261205_s51/sort_block_sass.log``)."""
     n = tl.arange(0, BLOCK)

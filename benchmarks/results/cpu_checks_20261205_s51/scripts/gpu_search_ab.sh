@@ -15,6 +15,7 @@ RUN_S=${RUN_S:-570}
 left() { echo $(( RUN_S - ($(date +%s) - T0) )); }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > $OUT/gpu.log
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/fla_core-0.6.0-py3-none-any.whl
+rm -rf .exp/main && mkdir -p .exp/main && cp -r kimiops .exp/main/  # prefill_ab_rounds.sh imports .exp/<tree>
 AB_ARGS="--cases varlen7_16384,varlen64_128,B1_T8192,B8_T1024 --modes g,gate" \
   bash benchmarks/tools/prefill_ab_rounds.sh $OUT ab 3 main s50 nspec > $OUT/ab_summary.log 2>&1
 echo "A/B done after $(( $(date +%s) - T0 )) s"
