@@ -79,6 +79,9 @@ H = HV = 32
 K = V = 128
 C = 64  # chunk of the nominal FLOP count (see the docstring), not the kernels' chunk
 VARLEN_LENS = [4096, 2048, 1000, 3000, 512, 5000, 728]  # 7 sequences, 16384 tokens
+# the issue's cells: (name, B, T, varlen lengths or None)
+TABLE_CASES = (("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
+               ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS))
 # --extra: batches of 2-3 sequences (below 128 sequence-head pairs at 32 heads, run in one part since
 # the twentieth session), outside the issue's cells and so outside the geomean; the part-layouts tool
 # times them too: (name, B, T, varlen lengths or None)
@@ -407,8 +410,7 @@ ABLATE_PIPELINE = [  # (label, state config overrides, pipeline config); the six
 def ablate_pipeline(rep, modes=("g",), names=None):
     """Whole-pipeline CUDA-graph and eager medians for the number of pipelined parts, the stream
     priority and the state grid's shape, on the benchmark cases (``names``: a subset)."""
-    cases = [("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
-             ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS)]
+    cases = list(TABLE_CASES)
     for name, B, T, lens in cases:
         if names and name not in names:
             continue
@@ -480,8 +482,7 @@ def main():
     copy_bw = copy_bandwidth()  # bytes/s, read + write, measured in this process
     print(f"copy bandwidth {copy_bw / 1e12:.2f} TB/s (read+write)")
 
-    cases = [("B1_T8192", 1, 8192, None), ("B8_T1024", 8, 1024, None), ("B4_T4096", 4, 4096, None),
-             ("B1_T32768", 1, 32768, None), ("varlen7_16384", 1, sum(VARLEN_LENS), VARLEN_LENS)]
+    cases = list(TABLE_CASES)
     modes = args.modes.split(",")
     if args.quick:
         cases = [cases[0], cases[4]]

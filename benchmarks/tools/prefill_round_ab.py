@@ -3,10 +3,10 @@ process per tree, alternated by the caller; the tree is whichever ``kimiops`` co
 PYTHONPATH, ``benchmarks/checkout_path.py``). Prints which tree it imported, the accuracy of the
 issue's acceptance cases (bf16, T = 4096, H = 4, against the fp64 recurrence, inputs of
 ``tests/kda/test_chunk_kernel.py``), then CUDA-graph medians of stage 1 alone, the state stage alone
-and the whole call (H = HV = 32, K = V = 128, q/k L2 norm; ``--cases``, default B1 T8192 and B8 T1024;
-varlen: the issue's 7 sequences, 64 sequences of 128 tokens) per gate mode of ``bench_kda_prefill.py``
-(``--modes``): ``g``, ``gk`` (Kimi-like precomputed g), ``gate``, ``lb``. ``prefill_round_means.py``
-averages the logs of several rounds.
+and the whole call (H = HV = 32, K = V = 128, q/k L2 norm; ``--cases``: the issue's cells,
+``bench_kda_prefill.TABLE_CASES``, and 64 sequences of 128 tokens; default B1 T8192 and B8 T1024) per
+gate mode of ``bench_kda_prefill.py`` (``--modes``): ``g``, ``gk`` (Kimi-like precomputed g), ``gate``,
+``lb``. ``prefill_round_means.py`` averages the logs of several rounds.
 
     PYTHONPATH=<tree>:$PWD/benchmarks python3 benchmarks/tools/prefill_round_ab.py [--no-accuracy] \
         [--cases B1_T8192,B8_T1024,varlen7_16384,varlen64_128] [--modes g,gk,gate,lb]   # repository root
@@ -25,8 +25,8 @@ import test_chunk_kernel as tck  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
 REP = 40
-CASES = {"B1_T8192": (1, 8192, None), "B8_T1024": (8, 1024, None),
-         "varlen7_16384": (1, sum(bk.VARLEN_LENS), bk.VARLEN_LENS), "varlen64_128": (1, 64 * 128, [128] * 64)}
+CASES = {name: (B, T, lens) for name, B, T, lens in bk.TABLE_CASES}
+CASES["varlen64_128"] = (1, 64 * 128, [128] * 64)  # the deepest search of a slot's sequence
 ARGS = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ARGS.add_argument("--no-accuracy", action="store_true")
 ARGS.add_argument("--cases", default="B1_T8192,B8_T1024")

@@ -30,8 +30,8 @@ SUB_CHUNK = 16
 # (``cpu_checks_20261205_s50/int_specialization_sass.log``). The sequence count ``N`` (read by stage 1's
 # search of a varlen slot's sequence only) changes none at 2-1000 sequences; as 1 it would drop the
 # search's loop (a one-sequence call runs one comparison of it) and, in a fixed-length call of one
-# sequence where ``N`` is unread, move 8 integer instructions (``cpu_checks_20261205_s51/
-# locate_search_sass_*.log``, ``sass_b1_part_n.log``); timed on the H100, B1 T8192's stage 1 is 1.2%
+# sequence where ``N`` is unread, move 8 integer instructions (benchmarks/results/cpu_checks_20261205_s51:
+# ``locate_search_sass_*.log``, ``sass_b1_part_n.log``); timed on the H100, B1 T8192's stage 1 is 1.2%
 # (precomputed g) and 0.3% (softplus gate) faster with ``N`` unspecialized, the call -0.4% / +0.4%
 # (``logs_h100_20261205d/r2_ab_means.log``, tree nspec). ``T`` stays specialized: fixed-length calls'
 # row arithmetic uses it (with ``T`` divisible by 16, stage 1 at B8 T1024 has 8 SASS instructions

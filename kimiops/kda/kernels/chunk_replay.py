@@ -169,11 +169,11 @@ class ElasticPrefill:
     each launch comes from the variants seen so far: Triton specializes integer arguments on the
     value 1 and on divisibility by 16 (and pointers on 16-byte alignment) unless the kernel says
     otherwise (the counts of ``chunk_layout.CALL_COUNTS``), so a fixed length's ``T`` and the sort's
-    block (``BLOCK``, above 32 sequences) select among a few kernels of one signature (:meth:`learn` adds those of another call). It returns ``None`` (the
-    full path runs) when the call needs another form of layout than the recording (``layout``), more
-    scratch than the recording's buffers hold, a kernel variant not seen yet, or when the device or
-    stream changed, a launch hook is registered or the fast launch path was switched off; nothing is
-    launched then.
+    block (``BLOCK``, above 32 sequences) select among a few kernels of one signature (:meth:`learn`
+    adds those of another call). It returns ``None`` (the full path runs) when the call needs another
+    form of layout than the recording (``layout``), more scratch than the recording's buffers hold, a
+    kernel variant not seen yet, or when the device or stream changed, a launch hook is registered or
+    the fast launch path was switched off; nothing is launched then.
     """
 
     __slots__ = ("roles", "device", "stream", "scratch", "caps", "chain", "layout", "HV", "K", "varlen", "last")
