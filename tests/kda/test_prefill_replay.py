@@ -386,6 +386,32 @@ def test_varlen_calls_with_new_token_counts_select_no_new_kernel_variant(monkeyp
     assert len(fixed) == 2
 
 
+@pytest.mark.parametrize("pdl", [True, False])
+def test_calls_in_one_part_launch_the_stage_1_of_a_chains_first_part(monkeypatch, cuda_queries, pdl):
+    """Where programmatic dependent launch exists, a call in one part (a batch, or segments) and the
+    first part of a pipelined prompt launch one compiled stage 1 (``PDL`` 1: its early trigger does
+    nothing where no programmatic dependent follows), so a server that sees both compiles it once;
+    where it does not, every stage 1 launches with ``PDL`` 0. Per gate mode."""
+    from kimiops.kda.kernels import chunk
+
+    calls = []
+    _stub_pipeline_launches(monkeypatch, calls)
+    monkeypatch.setattr(chunk, "supports_pdl", lambda device: pdl)
+    at_pdl = 6 + chunk.chunk_intra_kernel.arg_names.index("PDL")  # a stub launch: grid, stream, name, key, values
+    for gate in (True, False):
+        first = {}
+        for lens, HV, form in (([100, 7, 900], 32, "one"), ([16384], 4, "segments"), ([36000], 32, "parts")):
+            assert chunk.elastic_layout(sum(lens), len(lens), HV, 16)[0][0] == form
+            x, kw = _pool_call(lens, HV, HV, 16, torch.zeros(2, HV, 16, 16), gate=gate)
+            calls.clear()
+            chunk.chunk_kda_fwd(*x, **kw)
+            stage_1 = [c[at_pdl] for c in calls if c[4] == "chunk_intra_kernel"]
+            parts = len(stage_1) if form == "parts" else 1
+            assert parts > (form == "parts") and stage_1 == ([1] + [2] * (parts - 1) if pdl else [0] * parts), form
+            first[form] = next(c[5] for c in calls if c[4] == "chunk_intra_kernel")
+        assert first["one"] == first["parts"], gate
+
+
 def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_queries):
     """Parts and segments need scratch that the slot count alone does not bound: one completion
     counter per part, maps and start states per segment. A recording whose stage-1 scratch holds

@@ -222,7 +222,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
         plan["order"] = get_buffer("kda_order", dev, torch.int32, 1, (), N)
     plan["parts"] = parts
     plan["high_priority"] = bool(pc["high_priority"])
-    plan["pdl_chain"] = bool(pc["pdl"]) and len(parts) > 1 and supports_pdl(dev)
+    plan["pdl"] = supports_pdl(dev)
+    plan["pdl_chain"] = bool(pc["pdl"]) and len(parts) > 1 and plan["pdl"]
     if plan["pdl_chain"]:  # one completion counter per part (left at zero by every launch)
         plan["chain"] = get_buffer("kda_chain", dev, torch.int32, 1, (), len(parts), zeroed=True)
     if len(plan["parts"]) > 1:
@@ -238,7 +239,9 @@ def _launch(p):
     """Both stages, part by part (see the module docstring); no host synchronization."""
     parts = p["parts"]
     if len(parts) == 1:
-        _launch_intra(p)
+        # stage 1 as the first part of a chain compiles (PDL 1): one kernel serves both. Its early
+        # trigger does nothing here, as no launch after it is a programmatic dependent.
+        _launch_intra(p, pdl=int(p["pdl"]))
         _launch_state(p)
         return
     if p["pdl_chain"]:

@@ -552,8 +552,10 @@ def chunk_intra_kernel(
     ``ABL``: timing-only ablation bits for ``bench_kda_prefill.py --ablate`` (skip 1 off-diagonal
     blocks, 2 diagonal hierarchy, 4 inverse, 8 w/qg/kg, 16 pass 2's gate; the results are wrong
     when any is set); the library always passes 0.
-    ``PDL``: 0 outside a chained pipeline; 1 (first part) lets the next kernel on the stream (this
-    part's state stage) be scheduled as this grid's last programs start; 2 (later parts, launched
+    ``PDL``: 0 where programmatic dependent launch does not exist; 1 (a chained pipeline's first part,
+    and calls in one part) lets the next kernel on the stream be scheduled as this grid's last
+    programs start (a chain's state stage; in one part no launch after it is a programmatic
+    dependent, so the trigger does nothing, and one compiled kernel serves both); 2 (later parts, launched
     as programmatic dependents of the previous part's state stage, whose outputs this kernel never
     reads) also makes the launch complete only after that state stage (``_chain_tail`` on
     ``chain_done``, ``n_programs`` programs)."""

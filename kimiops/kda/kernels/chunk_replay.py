@@ -108,14 +108,14 @@ def _capacity(view: torch.Tensor) -> int:
     return (view._base if view._base is not None else view).shape[1]
 
 
-# What a recorded launch is in a varlen call (``chunk._launch``): stage 1 over all slots or a part
-# (``PDL``: 0 alone, 1 first part, 2 later parts of a chained pipeline), the longest-first order, the
-# state stage (``SEG``: 0 one piece or a part, 1 the segments' maps, 2 the segments with the output)
-# and the chained segment starts.
+# What a recorded launch is in a varlen call (``chunk._launch``): stage 1 over all slots or a chain's
+# first part (``PDL`` 1 where programmatic dependent launch exists, else 0), stage 1 of a later part
+# (``PDL`` 2), the longest-first order, the state stage (``SEG``: 0 one piece or a part, 1 the
+# segments' maps, 2 the segments with the output) and the chained segment starts.
 def _role(kernel, values) -> str | None:
     names = kernel.arg_names
     if kernel is chunk_intra_kernel:
-        return ("intra", "intra_first", "intra_chained")[values[names.index("PDL")]]
+        return ("intra", "intra", "intra_chained")[values[names.index("PDL")]]
     if kernel is chunk_state_kernel:
         return ("state", "seg_maps", "seg_out")[values[names.index("SEG")]]
     if kernel is longest_first_kernel:
@@ -131,7 +131,7 @@ def _role(kernel, values) -> str | None:
 # completion counter, an address in the chain buffer that follows the part's index.
 _INTRA = ("T", "N", "NT", "slot_off", "n_programs")
 _SEGMENT_WALK = ("T", "NT", "slot_lo", "slot_hi", "seg_len", "seg_max")
-_ELASTIC_NAMES = {"intra": _INTRA, "intra_first": _INTRA, "intra_chained": _INTRA + ("chain_done",),
+_ELASTIC_NAMES = {"intra": _INTRA, "intra_chained": _INTRA + ("chain_done",),
                   "order": ("N", "BLOCK"), "state": ("T", "NT", "slot_lo", "slot_hi"), "seg_maps": _SEGMENT_WALK,
                   "seg_out": _SEGMENT_WALK, "seg_starts": ("T", "seg_len", "seg_max")}
 _ELASTIC_CONSTEXPRS = frozenset(("BLOCK",))
@@ -275,7 +275,7 @@ class ElasticPrefill:
         for i, (lo, hi) in enumerate(parts):  # stage 1 and the state stage of each part, chained
             part = dict(common, slot_off=lo, n_programs=(hi - lo) * HV, slot_lo=lo, slot_hi=hi,
                         chain_done=self.chain[0] + self.chain[1] * i)
-            launches += [("intra_first" if i == 0 else "intra_chained", part, hi - lo), ("state", part, N)]
+            launches += [("intra" if i == 0 else "intra_chained", part, hi - lo), ("state", part, N)]
         return launches
 
     def _launches_for(self, T: int, N: int) -> list | None:
