@@ -9,7 +9,10 @@ logits, q / k before the L2 norm, beta logits, an fp32 pool updated in place) th
 
 ``extend_walk`` times ten varlen extends of new token and request counts one after the other (its
 "first call" is the walk's first pass, its "second" the whole walk again): the compiles a fresh
-server meets as requests arrive.
+server meets as requests arrive. ``backend_walk`` is the same walk through ``KDABackend.extend`` as
+serving calls it (raw gate logits with ``A_log`` / ``dt_bias``, beta logits, q / k before the L2 norm, an
+fp32 pool with indices); ``backend_walk_warm`` runs ``KDABackend.warmup`` first (its time in the
+last column) and then the walk.
 
 Each (case, implementation) runs in its own process (``--one CASE IMPL`` is that child), so no
 kernel is compiled or loaded by an earlier case; the parent prints one line per run and the sums.
@@ -45,7 +48,8 @@ DECODE_CASES = {"decode_N1": 1, "decode_N64": 64}
 # token totals (1, multiples of 16 and not) and request counts, as a fresh server meets them
 WALK_CASES = {"extend_walk": [[7], [100, 28], [300, 212, 16], [1000], [1], [64, 64], [900, 37, 5], [2048],
                               [33, 33, 33, 33], [500, 12]]}
-CASES = [*PREFILL_CASES, *DECODE_CASES, *WALK_CASES]
+BACKEND_WALKS = ("backend_walk", "backend_walk_warm")  # WALK_CASES["extend_walk"] through KDABackend.extend
+CASES = [*PREFILL_CASES, *DECODE_CASES, *WALK_CASES, *BACKEND_WALKS]
 
 
 def chunk_kda_call(B: int, T: int, mode: str, lens, impl: str):
@@ -88,17 +92,54 @@ def public_walk(name: str, impl: str):
     return lambda: [call() for call in calls]
 
 
+def backend_walk(name: str, impl: str):
+    """``WALK_CASES["extend_walk"]`` through ``KDABackend.extend`` (bf16 inputs, the softplus gate on raw
+    logits, beta logits, the L2 norm in the kernel, an fp32 pool ``[slots, HV, V, K]``); returns the walk
+    and, for ``backend_walk_warm``, the warm-up to run before it."""
+    if impl != "ours":
+        raise SystemExit(f"{name}: only ours")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    H, K = bp.H, bp.K
+    backend = kimiops.KDABackend(H, K, K)
+    walk = WALK_CASES["extend_walk"]
+    pool = torch.zeros(max(map(len, walk)), H, K, K, device="cuda")
+    gate = dict(A_log=torch.rand(H, device="cuda", generator=gen),
+                dt_bias=torch.randn(H * K, device="cuda", generator=gen))
+    calls = []
+    for lens in walk:
+        T = sum(lens)
+        x = [torch.randn(1, T, H, n, device="cuda", generator=gen, dtype=torch.bfloat16) for n in (K, K, K, K)]
+        beta = torch.randn(1, T, H, device="cuda", generator=gen, dtype=torch.bfloat16)
+        cu = torch.tensor([0, *lens], dtype=torch.int32).cumsum(0, dtype=torch.int32).cuda()
+        idx = torch.arange(len(lens), dtype=torch.int32, device="cuda")
+        calls.append(lambda x=x, beta=beta, cu=cu, idx=idx: backend.extend(
+            *x, beta, ssm_states=pool, cache_indices=idx, query_start_loc=cu, **gate))
+    warm = (lambda: backend.warmup(pool, **gate)) if name.endswith("_warm") else None
+    return (lambda: [call() for call in calls]), warm
+
+
 def one(name: str, impl: str) -> dict:
-    """The child: inputs built first (the CUDA context is up), then two timed calls (s, host to sync)."""
-    call = (public_prefill if name in PREFILL_CASES else public_walk if name in WALK_CASES else public_decode)(name, impl)
+    """The child: inputs built first (the CUDA context is up), then the warm-up where the case has one,
+    then two timed calls (s, host to sync)."""
+    warm, res = None, {}
+    if name in BACKEND_WALKS:
+        call, warm = backend_walk(name, impl)
+    else:
+        call = (public_prefill if name in PREFILL_CASES else public_walk if name in WALK_CASES else public_decode)(
+            name, impl)
     torch.cuda.synchronize()
+    if warm is not None:
+        t0 = time.perf_counter()
+        warm()
+        torch.cuda.synchronize()
+        res["warmup_s"] = time.perf_counter() - t0
     times = []
     for _ in range(2):
         t0 = time.perf_counter()
         call()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    return {"first_s": times[0], "second_s": times[1]}
+    return {"first_s": times[0], "second_s": times[1], **res}
 
 
 def run_child(name: str, impl: str, cache_dir: str) -> dict:
@@ -128,15 +169,17 @@ def main() -> None:
     impls = ("ours", "fla") if args.fla else ("ours",)
     with tempfile.TemporaryDirectory() as root:
         for name in cases:  # case by case, both implementations, so a run cut short still compares
-            for impl in impls:
+            for impl in impls if name not in BACKEND_WALKS else ("ours",):
                 cache = os.path.join(root, name, impl)  # empty: this case's kernels compile from scratch
                 cold, disk = run_child(name, impl, cache), run_child(name, impl, cache)
                 if "error" in cold or "error" in disk:
                     print(f"{name:<24} {impl:<5} failed: {cold.get('error') or disk.get('error')}")
                     continue
                 total[impl] = total.get(impl, 0.0) + cold["first_s"]
+                warm = f"  warm-up {cold['warmup_s']:.2f} s cold, {disk['warmup_s']:.2f} s from disk" \
+                    if "warmup_s" in cold else ""
                 print(f"{name:<24} {impl:<5} {cold['first_s']:9.2f} {cold['second_s']:9.3f} "
-                      f"{disk['first_s']:9.2f} {disk['second_s']:9.3f}", flush=True)
+                      f"{disk['first_s']:9.2f} {disk['second_s']:9.3f}{warm}", flush=True)
     for impl, s in total.items():
         print(f"{impl}: first calls with an empty cache sum to {s:.1f} s (each case compiles on its own, "
               f"so kernels that cases share count once per case)")

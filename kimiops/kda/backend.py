@@ -22,6 +22,7 @@ from kimiops.kda.decode import _op as decode_op
 from kimiops.kda.dispatch import KDA_BACKENDS, kda_backend
 from kimiops.kda.prefill import _op as prefill_op
 from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_call, serving_kind
+from kimiops.kda.warmup import warm_backend
 from kimiops.validation import check_tensor
 
 _EXTEND, _DECODE = serving_kind(PREFILL), serving_kind(DECODE)  # errors name the backend's arguments
@@ -189,6 +190,29 @@ class KDABackend:
         o, _ = self._call(_DECODE, q, k, v, g, beta, ssm_states, cache_indices, query_start_loc, A_log, dt_bias,
                           lower_bound, num_accepted_tokens)
         return o.squeeze(0) if squeeze else o
+
+    def warmup(self, ssm_states, *, dtype: torch.dtype = torch.bfloat16, gate_dtype: torch.dtype | None = None,
+               max_requests: int = 256, A_log=None, dt_bias=None, lower_bound=None) -> dict[str, list]:
+        """Compile, before the first request, the kernels that this backend's extend and decode calls
+        meet (:mod:`kimiops.kda.warmup`): one padded extend per layout a varlen call can take at these
+        heads and per sort block up to ``max_requests`` requests, and a padded decode step per tile
+        config of the decode kernel (with and without ``query_start_loc``). Every
+        request is padded (index -1), so ``ssm_states`` is neither read nor written. Pass the inputs'
+        dtypes (``dtype`` for q, k, v; ``gate_dtype`` for g and beta, default ``dtype``) and the
+        model's ``A_log`` / ``dt_bias`` / ``lower_bound`` as extend gets them: the kernels compile per
+        dtype and gate mode. Calls with state snapshots (``track_state``) or speculative decoding are
+        not covered. Call it once at start-up, outside CUDA-graph capture. Returns what ran:
+        ``{"extend": [request lengths, ...], "decode": [counts], "decode_cu_seqlens": [counts]}``.
+        """
+        self._check_pool(ssm_states)
+        gate_dtype = dtype if gate_dtype is None else gate_dtype
+        for name, dt in (("dtype", dtype), ("gate_dtype", gate_dtype)):
+            if not isinstance(dt, torch.dtype) or not dt.is_floating_point:
+                raise TypeError(f"{name}: expected a floating torch.dtype, got {dt!r}")
+        if isinstance(max_requests, bool) or not isinstance(max_requests, int) or max_requests < 1:
+            raise ValueError(f"max_requests: expected a positive int, got {max_requests!r}")
+        return warm_backend(self, ssm_states, dtype=dtype, gate_dtype=gate_dtype, max_requests=max_requests,
+                            A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound)
 
     def target_verify(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
                       intermediate_states_buffer, intermediate_state_indices, cache_steps=None, A_log=None,
