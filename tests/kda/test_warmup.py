@@ -1,6 +1,7 @@
 """``KDABackend.warmup``: after it, serving's extends meet no kernel variant it did not launch, and the
 pool is untouched. CPU: the chunked prefill's launches are stubbed and recorded with the compiled
-variant each would use (``benchmarks/tools/stub_launches.py``); decode runs in the interpreter."""
+variant each would use (``benchmarks/tools/stub_launches.py``), or every kernel runs in the
+interpreter (the pool check); decode runs in the interpreter."""
 import random
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 from kimiops import KDABackend
+from kimiops.kda.kernels.chunk_layout import elastic_layout, order_block
 from kimiops.kda.warmup import decode_batches, extend_batches
 
 H = HV = 4
@@ -62,8 +64,6 @@ def test_extends_after_warmup_launch_no_new_kernel_variant(monkeypatch, cuda_que
 def test_warmup_covers_every_layout_form_and_sort_block():
     """The extends it picks: the smallest call of each layout form (``elastic_layout``) and sort
     block up to ``max_requests``: segments only where the heads are few."""
-    from kimiops.kda.kernels.chunk_layout import elastic_layout, order_block
-
     def forms(HV, max_requests):
         out = set()
         for lens in extend_batches(HV, 128, max_requests):
@@ -124,6 +124,20 @@ def test_warmup_runs_nothing_on_the_torch_path():
     before = pool.clone()
     assert backend.warmup(pool) == {"extend": [], "decode": [], "decode_cu_seqlens": []}
     assert torch.equal(pool, before)
+
+
+def test_warmup_kernels_neither_read_nor_write_the_pool():
+    """The warm-up's kernels themselves (interpreter, 2 heads of 16, the softplus gate: extends in one
+    part, with the sort, in pipelined parts and in segments, and decode steps) leave a pool of NaN
+    bit for bit: padded requests read no slot and write none."""
+    backend = KDABackend(2, 16, 16, backend="triton")
+    pool = torch.full((4, 2, 16, 16), float("nan"))
+    bits = pool.view(torch.int32).clone()
+    ran = backend.warmup(pool, dtype=torch.float16, max_requests=40, A_log=torch.randn(2), dt_bias=torch.randn(32))
+    forms = {elastic_layout(sum(lens), len(lens), 2, 16)[0][0] for lens in ran["extend"]}
+    assert forms == {"one", "parts", "segments"}
+    assert ran["decode"] and ran["decode_cu_seqlens"]
+    assert torch.equal(pool.view(torch.int32), bits)
 
 
 @pytest.mark.parametrize("HV", [1, 4, 32, 64])
