@@ -10,6 +10,7 @@ does on its CPU-only machine. Tests taking ``device`` run on CUDA when present.
 """
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -57,3 +58,18 @@ def cuda_queries(monkeypatch):
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: state.device, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: state.stream, raising=False)
     return state
+
+
+@pytest.fixture
+def prefill_launches(monkeypatch):
+    """The chunked prefill's launches stubbed (``benchmarks/tools/stub_launches.py``, which the host-side
+    tools share): each records as ``kimiops.launch.launch`` does and, instead of launching, appends
+    ``(gx, gy, gz, stream, kernel name, specialization key, *values)`` (tensors as addresses) to the
+    list this returns, so a call that would launch another compiled variant shows in the key;
+    programmatic dependent launch on (pipelined parts are chained)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks" / "tools"))
+    import stub_launches
+
+    calls = []
+    stub_launches.install(calls, monkeypatch.setattr)
+    return calls

@@ -92,12 +92,10 @@ def public_walk(name: str, impl: str):
     return lambda: [call() for call in calls]
 
 
-def backend_walk(name: str, impl: str):
-    """``WALK_CASES["extend_walk"]`` through ``KDABackend.extend`` (bf16 inputs, the softplus gate on raw
+def backend_walk(name: str):
+    """Ours only: ``WALK_CASES["extend_walk"]`` through ``KDABackend.extend`` (bf16 inputs, the softplus gate on raw
     logits, beta logits, the L2 norm in the kernel, an fp32 pool ``[slots, HV, V, K]``); returns the walk
     and, for ``backend_walk_warm``, the warm-up to run before it."""
-    if impl != "ours":
-        raise SystemExit(f"{name}: only ours")
     gen = torch.Generator(device="cuda").manual_seed(0)
     H, K = bp.H, bp.K
     backend = kimiops.KDABackend(H, K, K)
@@ -108,7 +106,7 @@ def backend_walk(name: str, impl: str):
     calls = []
     for lens in walk:
         T = sum(lens)
-        x = [torch.randn(1, T, H, n, device="cuda", generator=gen, dtype=torch.bfloat16) for n in (K, K, K, K)]
+        x = [torch.randn(1, T, H, K, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in range(4)]  # q k v g
         beta = torch.randn(1, T, H, device="cuda", generator=gen, dtype=torch.bfloat16)
         cu = torch.tensor([0, *lens], dtype=torch.int32).cumsum(0, dtype=torch.int32).cuda()
         idx = torch.arange(len(lens), dtype=torch.int32, device="cuda")
@@ -123,7 +121,7 @@ def one(name: str, impl: str) -> dict:
     then two timed calls (s, host to sync)."""
     warm, res = None, {}
     if name in BACKEND_WALKS:
-        call, warm = backend_walk(name, impl)
+        call, warm = backend_walk(name)
     else:
         call = (public_prefill if name in PREFILL_CASES else public_walk if name in WALK_CASES else public_decode)(
             name, impl)

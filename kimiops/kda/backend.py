@@ -28,6 +28,11 @@ from kimiops.validation import check_tensor
 _EXTEND, _DECODE = serving_kind(PREFILL), serving_kind(DECODE)  # errors name the backend's arguments
 
 
+def _check_positive_int(name: str, val: object) -> None:
+    if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
+        raise ValueError(f"{name}: expected a positive int, got {val!r}")
+
+
 class KDABackend:
     """KDA extend/decode over a state pool ``ssm_states [slots, HV, V, K]`` (V-first, K contiguous).
 
@@ -43,8 +48,7 @@ class KDABackend:
     def __init__(self, num_heads: int, head_k_dim: int, head_v_dim: int, num_v_heads: int | None = None, *,
                  scale: float | None = None, backend: str | None = None):
         for name, val in (("num_heads", num_heads), ("head_k_dim", head_k_dim), ("head_v_dim", head_v_dim)):
-            if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
-                raise ValueError(f"{name}: expected a positive int, got {val!r}")
+            _check_positive_int(name, val)
         num_v_heads = num_heads if num_v_heads is None else num_v_heads
         if isinstance(num_v_heads, bool) or not isinstance(num_v_heads, int) or num_v_heads <= 0 \
                 or num_v_heads % num_heads:
@@ -196,8 +200,8 @@ class KDABackend:
         """Compile, before the first request, the kernels that this backend's extend and decode calls
         meet (:mod:`kimiops.kda.warmup`): one padded extend per layout a varlen call can take at these
         heads and per sort block up to ``max_requests`` requests, and a padded decode step per tile
-        config of the decode kernel (with and without ``query_start_loc``). Every
-        request is padded (index -1), so ``ssm_states`` is neither read nor written. Pass the inputs'
+        config of the decode kernel (with and without ``query_start_loc``). Every request is padded
+        (index -1), so ``ssm_states`` is neither read nor written. Pass the inputs'
         dtypes (``dtype`` for q, k, v; ``gate_dtype`` for g and beta, default ``dtype``) and the
         model's ``A_log`` / ``dt_bias`` / ``lower_bound`` as extend gets them: the kernels compile per
         dtype and gate mode. Calls with state snapshots (``track_state``) or speculative decoding are
@@ -209,8 +213,7 @@ class KDABackend:
         for name, dt in (("dtype", dtype), ("gate_dtype", gate_dtype)):
             if not isinstance(dt, torch.dtype) or not dt.is_floating_point:
                 raise TypeError(f"{name}: expected a floating torch.dtype, got {dt!r}")
-        if isinstance(max_requests, bool) or not isinstance(max_requests, int) or max_requests < 1:
-            raise ValueError(f"max_requests: expected a positive int, got {max_requests!r}")
+        _check_positive_int("max_requests", max_requests)
         return warm_backend(self, ssm_states, dtype=dtype, gate_dtype=gate_dtype, max_requests=max_requests,
                             A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound)
 

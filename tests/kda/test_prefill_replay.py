@@ -242,19 +242,6 @@ def test_elastic_replay_takes_varlen_calls_cut_by_the_default_rules(cuda_queries
     assert chunk.elastic_layout(200, 1, 32, 128)[0] == ("one", False, True)
 
 
-def _stub_pipeline_launches(monkeypatch, calls):
-    """``chunk``'s launches replaced by a stub that records as ``kimiops.launch.launch`` does and
-    "launches" by appending ``(gx, gy, gz, stream, kernel name, specialization key, *values)`` (tensors
-    as addresses) to ``calls``, so a replay that picks another compiled variant than the full path
-    would shows in the key; programmatic dependent launch on (the pipelined parts are chained).
-    (``benchmarks/tools/stub_launches.py``, which the host-side tools share.)"""
-    tools = Path(__file__).resolve().parents[2] / "benchmarks" / "tools"
-    monkeypatch.syspath_prepend(str(tools))
-    import stub_launches
-
-    stub_launches.install(calls, monkeypatch.setattr)
-
-
 def _pool_call(lens, H, HV, K, pool, gate=True, track=False, fixed=False):
     """Arguments of ``chunk.chunk_kda_fwd`` for a varlen pool call of sequences ``lens`` (CPU, never
     computed: the launches are stubbed); ``track``: with state snapshots; ``fixed``: one sequence
@@ -277,7 +264,7 @@ def _pool_call(lens, H, HV, K, pool, gate=True, track=False, fixed=False):
 @pytest.mark.parametrize("form, track", [("one", False), ("one_flat", False), ("parts", False), ("segments", False),
                                          ("one", True), ("parts", True), ("segments", True), ("one_fixed", False),
                                          ("parts_fixed", True), ("segments_fixed", False)])
-def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_queries, form, track):
+def test_elastic_replay_launches_what_the_full_path_launches(cuda_queries, prefill_launches, form, track):
     """For every token and sequence count in each form of layout, a replay either declines or makes
     the full path's launches exactly: the same kernels in the same order, the same compiled variant
     (specialization key), grids and arguments (o aside, which each allocates). A declined call's
@@ -291,8 +278,7 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
     replay takes as the call's."""
     from kimiops.kda.kernels import chunk
 
-    calls = []
-    _stub_pipeline_launches(monkeypatch, calls)
+    calls = prefill_launches
     chunk_fwd = chunk.chunk_kda_fwd
     fixed = form.endswith("_fixed")
     H, HV, K = {"one": (4, 4, 16), "one_flat": (1, 1, 16), "parts": (1, 32, 16), "segments": (4, 4, 16)}[
@@ -351,7 +337,7 @@ def test_elastic_replay_launches_what_the_full_path_launches(monkeypatch, cuda_q
         assert {2, 4, 8} <= parts_seen, parts_seen
 
 
-def test_varlen_calls_with_new_token_counts_select_no_new_kernel_variant(monkeypatch, cuda_queries):
+def test_varlen_calls_with_new_token_counts_select_no_new_kernel_variant(cuda_queries, prefill_launches):
     """Serving engines run extend with a new token count nearly every call. Triton compiles a kernel
     per specialization of its integer arguments (the value 1, divisibility by 16), so counts passed
     that way would compile new variants of identical machine code (``chunk_layout.CALL_COUNTS``).
@@ -362,8 +348,7 @@ def test_varlen_calls_with_new_token_counts_select_no_new_kernel_variant(monkeyp
     call lacks. A fixed-length call's T still selects its variant."""
     from kimiops.kda.kernels import chunk
 
-    calls = []
-    _stub_pipeline_launches(monkeypatch, calls)
+    calls = prefill_launches
     pool = torch.zeros(4, 32, 16, 16)
     for many in ([[33, 33, 33], [1, 1, 1], [64, 64, 32], [100, 7, 900], [512, 512, 1], [800, 800, 800]],
                  [[1100], [2048], [3001], [8192], [12345], [36000]]):
@@ -387,15 +372,15 @@ def test_varlen_calls_with_new_token_counts_select_no_new_kernel_variant(monkeyp
 
 
 @pytest.mark.parametrize("pdl", [True, False])
-def test_calls_in_one_part_launch_the_stage_1_of_a_chains_first_part(monkeypatch, cuda_queries, pdl):
+def test_calls_in_one_part_launch_the_stage_1_of_a_chains_first_part(monkeypatch, cuda_queries, prefill_launches,
+                                                                    pdl):
     """Where programmatic dependent launch exists, a call in one part (a batch, or segments) and the
     first part of a pipelined prompt launch one compiled stage 1 (``PDL`` 1: its early trigger does
     nothing where no programmatic dependent follows), so a server that sees both compiles it once;
     where it does not, every stage 1 launches with ``PDL`` 0. Per gate mode."""
     from kimiops.kda.kernels import chunk
 
-    calls = []
-    _stub_pipeline_launches(monkeypatch, calls)
+    calls = prefill_launches
     monkeypatch.setattr(chunk, "supports_pdl", lambda device: pdl)
     at_pdl = 6 + chunk.chunk_intra_kernel.arg_names.index("PDL")  # a stub launch: grid, stream, name, key, values
     for gate in (True, False):
@@ -412,15 +397,14 @@ def test_calls_in_one_part_launch_the_stage_1_of_a_chains_first_part(monkeypatch
         assert first["one"] == first["parts"], gate
 
 
-def test_elastic_replay_declines_calls_beyond_its_scratch(monkeypatch, cuda_queries):
+def test_elastic_replay_declines_calls_beyond_its_scratch(cuda_queries, prefill_launches):
     """Parts and segments need scratch that the slot count alone does not bound: one completion
     counter per part, maps and start states per segment. A recording whose stage-1 scratch holds
     a longer call (an earlier call of another layout grew it) but whose chain or segment buffers
     are smaller declines that call, launching nothing."""
     from kimiops.kda.kernels import chunk
 
-    calls = []
-    _stub_pipeline_launches(monkeypatch, calls)
+    calls = prefill_launches
     for HV, H, grow, small, large in ((32, 1, [4100, 4100], [1024], [4096]),   # 2 parts, then 4
                                       (4, 4, [900] * 12, [2048], [4096])):   # 4 segments, then 8
         _fresh_workspace()

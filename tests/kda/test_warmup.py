@@ -1,9 +1,8 @@
 """``KDABackend.warmup``: after it, serving's extends meet no kernel variant it did not launch, and the
 pool is untouched. CPU: the chunked prefill's launches are stubbed and recorded with the compiled
-variant each would use (``benchmarks/tools/stub_launches.py``), or every kernel runs in the
+variant each would use (the ``prefill_launches`` fixture), or every kernel runs in the
 interpreter (the pool check); decode runs in the interpreter."""
 import random
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,14 +13,6 @@ from kimiops.kda.warmup import decode_batches, extend_batches
 
 H = HV = 4
 K = V = 16
-
-
-def _stub_prefill_launches(monkeypatch, calls):
-    tools = Path(__file__).resolve().parents[2] / "benchmarks" / "tools"
-    monkeypatch.syspath_prepend(str(tools))
-    import stub_launches
-
-    stub_launches.install(calls, monkeypatch.setattr)
 
 
 def _extend(backend, pool, lens, gate):
@@ -35,14 +26,13 @@ def _extend(backend, pool, lens, gate):
 
 
 @pytest.mark.parametrize("gate_mode", ["g", "softplus", "lower_bound"])
-def test_extends_after_warmup_launch_no_new_kernel_variant(monkeypatch, cuda_queries, gate_mode):
+def test_extends_after_warmup_launch_no_new_kernel_variant(cuda_queries, prefill_launches, gate_mode):
     """Random extends of 1-40 requests of 1-3,000 tokens (every layout at 4 heads: one part with and
     without the sort, sort blocks 32 and 64, pipelined parts, segments) launch only the (kernel,
     compiled variant) pairs the warm-up launched, and the warm-up leaves every pool slot's bits."""
     gate = {"g": {}, "softplus": dict(A_log=torch.randn(HV), dt_bias=torch.randn(HV * K)),
             "lower_bound": dict(A_log=torch.randn(HV), lower_bound=-5.0)}[gate_mode]
-    calls = []
-    _stub_prefill_launches(monkeypatch, calls)
+    calls = prefill_launches
     backend = KDABackend(H, K, V, backend="triton")
     pool = torch.randn(40, HV, V, K)
     before = pool.clone()
