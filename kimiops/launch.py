@@ -23,6 +23,7 @@ import contextlib
 import inspect
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 import triton
@@ -32,8 +33,8 @@ from triton.runtime.jit import KernelParam, native_specialize_impl
 
 from kimiops.interpreter import interpreter_enabled
 
-__all__ = ["launch", "compiled_kernel", "no_launch_hooks", "specialization_key", "specialization",
-           "specialization_flags", "RawLaunch", "recording"]
+__all__ = ["launch", "jit_launch", "compiled_kernel", "fast_launch_allowed", "specialization_key", "specialization",
+           "specialization_flags", "RawLaunch", "recording", "compiling_in_background"]
 
 # the one switch of the fast path (prefill and decode read it at call time; tests and benchmarks flip it)
 FAST_LAUNCH = (not interpreter_enabled()) and os.environ.get("KIMIOPS_TRITON_FAST_LAUNCH", "1") == "1"
@@ -42,8 +43,19 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "launch_pdl"
 _CACHE: dict = {}
 
 
-def no_launch_hooks() -> bool:
-    """True when no launch hook (profiler) is registered; the fast path passes no hooks."""
+class _ThreadState(threading.local):
+    into = None  # recording(): the list this thread's launches append to
+    background = None  # compiling_in_background(): the triton.AsyncCompileMode this thread submits to
+
+
+_THREAD = _ThreadState()
+
+
+def fast_launch_allowed() -> bool:
+    """True when launches may skip Triton's own path: no launch hook (profiler) is registered (the
+    fast path passes none) and this thread is not in :func:`compiling_in_background`."""
+    if _THREAD.background is not None:
+        return False
     rt = triton.knobs.runtime
     for hook in (rt.launch_enter_hook, rt.launch_exit_hook):
         # triton 3.6: a HookChain (empty ``calls`` = no hook); older: None or a callable
@@ -150,30 +162,55 @@ def specialization(value, specialize_value: bool = True, align: bool = True) -> 
     return native_specialize_impl(BaseBackend, value, False, specialize_value, align)
 
 
-_RECORDER = threading.local()
-
-
 @contextlib.contextmanager
 def recording(into: list):
     """Within it, every :func:`launch` of this thread appends what would repeat it to ``into``:
     ``(RawLaunch, (gx, gy, gz), values, tensor positions, kernel)`` (``values``: one per kernel
     parameter, tensors as given; ``kernel``: the ``@triton.jit`` function, whose ``arg_names`` name
     the values), or ``None`` for a launch that took Triton's own path (nothing to repeat)."""
-    previous = getattr(_RECORDER, "into", None)
-    _RECORDER.into = into
+    previous = _THREAD.into
+    _THREAD.into = into
     try:
         yield into
     finally:
-        _RECORDER.into = previous
+        _THREAD.into = previous
 
 
-def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
-    """``kernel[grid](*args, **kwargs)`` through Triton, with one pipeline stage fewer at a time
-    while the device cannot hold the kernel's shared memory: Triton raises ``OutOfResources``
-    before anything is launched. The tuned configs were measured on the H200 (227 KiB per CTA);
-    sm86, sm89 and sm120 allow 99 KiB and sm80 163 KiB. Stages change no result bits. (On the fast
-    path the fitted kernel is cached under the requested config; on Triton's own path every call
-    retries.)"""
+@contextlib.contextmanager
+def compiling_in_background(workers: int):
+    """Within it, this thread launches no kernel: each launch (:func:`launch`, :func:`jit_launch`)
+    of a kernel variant Triton has not compiled yet starts its compile on one of ``workers`` threads
+    (``triton.AsyncCompileMode``), and leaving waits for every compile it started. Yields the mode,
+    whose ``future_kernels`` holds one entry per compile started.
+
+    Triton's compile releases the GIL in its LLVM passes and runs ptxas as a subprocess, so
+    compiles in threads overlap: four sm_90 compiles of stage 1 took 6.6 s in one thread and 3.3 s
+    in two on the 2-core CPU machine (``benchmarks/results/cpu_checks_20261206_s53/``). Bound
+    replays and the fast path step aside (:func:`fast_launch_allowed` is False) so that every launch
+    reaches Triton. A compile that fails here is dropped: the next real launch of that variant
+    compiles it again and raises. Not inside another ``AsyncCompileMode`` of this thread (Triton
+    raises ``RuntimeError``)."""
+    with ThreadPoolExecutor(workers, thread_name_prefix="kimiops-compile") as pool, \
+            triton.AsyncCompileMode(pool, ignore_errors=True) as mode:
+        _THREAD.background = mode
+        try:
+            yield mode
+        finally:
+            _THREAD.background = None
+
+
+def jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
+    """``kernel[grid](*args, **kwargs)`` through Triton; returns the compiled kernel. With one
+    pipeline stage fewer at a time while the device cannot hold the kernel's shared memory: Triton
+    raises ``OutOfResources`` before anything is launched. The tuned configs were measured on the
+    H200 (227 KiB per CTA); sm86, sm89 and sm120 allow 99 KiB and sm80 163 KiB. Stages change no
+    result bits. (On the fast path the fitted kernel is cached under the requested config; on
+    Triton's own path every call retries.) In :func:`compiling_in_background`: starts the compile
+    (``kernel.warmup``; nothing under the interpreter), launches nothing and returns None."""
+    if _THREAD.background is not None:
+        if not interpreter_enabled():
+            kernel.warmup(*args, grid=grid, **kwargs)
+        return None
     while True:
         try:
             return compiled_kernel(kernel[grid](*args, **kwargs))
@@ -185,7 +222,7 @@ def _jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
 
 
 def launch(kernel, grid: tuple, *args, **kwargs):
-    """``kernel[grid](*args, **kwargs)``; returns the compiled kernel.
+    """``kernel[grid](*args, **kwargs)``; returns the compiled kernel (None in :func:`compiling_in_background`).
 
     Args:
         kernel: a ``@triton.jit`` function whose parameters are all given: the leading ones by
@@ -194,18 +231,18 @@ def launch(kernel, grid: tuple, *args, **kwargs):
         kwargs: the remaining parameters (constexprs included) and launch options
             (``LAUNCH_OPTIONS``).
     """
-    record = getattr(_RECORDER, "into", None)
-    if not FAST_LAUNCH or not no_launch_hooks():
+    record = _THREAD.into
+    if not FAST_LAUNCH or not fast_launch_allowed():
         if record is not None:
             record.append(None)
-        return _jit_launch(kernel, grid, args, kwargs)
+        return jit_launch(kernel, grid, args, kwargs)
     values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
     device = torch._C._cuda_getDevice()  # what Triton's driver reads (torch.cuda.current_device), raw
     key = specialization_key(kernel, device, values, kwargs)
     hit = _CACHE.get(key)
     gx, gy, gz = (tuple(grid) + (1, 1))[:3]
     if hit is None:
-        ck = _jit_launch(kernel, grid, args, kwargs)
+        ck = jit_launch(kernel, grid, args, kwargs)
         if ck is not None and getattr(ck, "function", None) is not None:
             # the key fixes which arguments are tensors (their specialization is a pointer type)
             tensors = tuple(i for i, *_ in _layout(kernel)[1] if isinstance(values[i], torch.Tensor))

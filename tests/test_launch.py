@@ -185,7 +185,50 @@ def test_recording_keeps_what_repeats_each_launch(monkeypatch, stubbed_launch):
     with fast_launch.recording([]) as rec:
         fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)
     assert rec == [None]
-    assert getattr(fast_launch._RECORDER, "into", None) is None  # recording ends with its block
+    assert fast_launch._THREAD.into is None  # recording ends with its block
+
+
+class _WarmingJIT(_FakeJIT):
+    """A ``_FakeJIT`` whose ``warmup`` (Triton's compile without launch) records the call and submits a
+    compile of 50 ms to the thread's ``AsyncCompileMode``, as Triton does for a variant not compiled."""
+
+    def __init__(self):
+        super().__init__()
+        self.warmups, self.finished = [], []
+
+    def warmup(self, *args, grid, **kwargs):
+        import time
+
+        from kimiops.launch import _THREAD
+
+        self.warmups.append((grid, args, kwargs))
+        return _THREAD.background.submit(len(self.warmups), lambda: time.sleep(0.05) or self.compiled,
+                                         self.finished.append)
+
+
+def test_compiling_in_background_starts_compiles_and_launches_nothing(monkeypatch, stubbed_launch):
+    """In ``compiling_in_background`` a launch, of a variant compiled before or not, hands Triton's
+    ``warmup`` the call's arguments, grid and options, launches nothing and records ``None``; the
+    fast path (and with it every replay) steps aside until the block ends, which waits for the
+    compiles."""
+    fast_launch = stubbed_launch
+    monkeypatch.setattr(fast_launch, "interpreter_enabled", lambda: False)
+    kernel = _WarmingJIT()
+    x = torch.empty(32, dtype=torch.float16)
+    fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)  # compiled and launched: a fast-path hit from now on
+    kernel.jit_calls.clear()
+    with fast_launch.compiling_in_background(2) as mode:
+        assert not fast_launch.fast_launch_allowed()
+        with fast_launch.recording([]) as rec:
+            assert fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16) is None
+            assert fast_launch.launch(kernel, (5, 2), x, 48, 2.5, B=32, num_warps=8) is None
+        assert rec == [None, None]
+    assert kernel.warmups == [((3,), (x, 32, 1.5), {"B": 16}), ((5, 2), (x, 48, 2.5), {"B": 32, "num_warps": 8})]
+    assert kernel.finished == [kernel.compiled] * 2 and len(mode.future_kernels) == 2
+    assert kernel.jit_calls == [] and kernel.compiled.run.c_calls == []
+    assert fast_launch.fast_launch_allowed()
+    fast_launch.launch(kernel, (3,), x, 32, 1.5, B=16)
+    assert len(kernel.compiled.run.c_calls) == 1
 
 
 class _SharedHungryJIT(_FakeJIT):
@@ -230,5 +273,5 @@ def test_launch_reraises_other_shortages(stubbed_launch):
         fast_launch.launch(_SharedHungryJIT("threads"), (3,), x, 32, 1.5, B=16, num_stages=4)
     too_big = _SharedHungryJIT(fixed_kib=200)
     with pytest.raises(OutOfResources, match="shared memory"):
-        fast_launch._jit_launch(too_big, (3,), (x,), {"num_stages": 2})
+        fast_launch.jit_launch(too_big, (3,), (x,), {"num_stages": 2})
     assert too_big.jit_calls == [2, 1]

@@ -25,7 +25,7 @@ import kimiops  # noqa: E402
 from kimiops.bench.timing import host_us, loop_us  # noqa: E402
 from kimiops.kda import runner  # noqa: E402
 from kimiops.kda.kernels import recurrent as rec  # noqa: E402
-from kimiops.launch import no_launch_hooks  # noqa: E402
+from kimiops.launch import fast_launch_allowed  # noqa: E402
 from kimiops.validation import debug_enabled  # noqa: E402
 
 
@@ -117,7 +117,7 @@ def main() -> None:
         ("driver get_current_device()", loop_us(drv.get_current_device)),
         ("driver get_current_stream(dev)", loop_us(lambda: drv.get_current_stream(dev))),
         ("torch._C._cuda_getCurrentRawStream(dev)", loop_us(lambda: torch._C._cuda_getCurrentRawStream(dev))),
-        ("no_launch_hooks()", loop_us(no_launch_hooks)),
+        ("fast_launch_allowed()", loop_us(fast_launch_allowed)),
         ("13 data_ptr() calls", loop_us(lambda: (c.q.data_ptr(), c.k.data_ptr(), c.v.data_ptr(), c.g.data_ptr(),
                                                 c.beta.data_ptr(), o.data_ptr(), pool.data_ptr(), pool.data_ptr(),
                                                 c.idx.data_ptr(), c.idx.data_ptr(), c.cu.data_ptr(),

@@ -112,7 +112,7 @@ def timed_pieces():
     wrap(chunk, "_launch_state", "      _launch_state")
     wrap(chunk, "launch", "        kimiops.launch.launch")
     wrap(kl, "specialization_key", "          specialization_key")
-    wrap(kl, "_jit_launch", "          _jit_launch (Triton's own path)")
+    wrap(kl, "jit_launch", "          jit_launch (Triton's own path)")
     wrap(runner, "seen_before", "runner.seen_before")
     del kargs, workspace
 

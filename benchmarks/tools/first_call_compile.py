@@ -12,7 +12,8 @@ logits, q / k before the L2 norm, beta logits, an fp32 pool updated in place) th
 server meets as requests arrive. ``backend_walk`` is the same walk through ``KDABackend.extend`` as
 serving calls it (raw gate logits with ``A_log`` / ``dt_bias``, beta logits, q / k before the L2 norm, an
 fp32 pool with indices); ``backend_walk_warm`` runs ``KDABackend.warmup`` first (its time in the
-last column) and then the walk.
+last column, compiling on its default threads) and then the walk; ``backend_walk_warm1`` likewise with
+the warm-up on one compile thread.
 
 Each (case, implementation) runs in its own process (``--one CASE IMPL`` is that child), so no
 kernel is compiled or loaded by an earlier case; the parent prints one line per run and the sums.
@@ -48,7 +49,8 @@ DECODE_CASES = {"decode_N1": 1, "decode_N64": 64}
 # token totals (1, multiples of 16 and not) and request counts, as a fresh server meets them
 WALK_CASES = {"extend_walk": [[7], [100, 28], [300, 212, 16], [1000], [1], [64, 64], [900, 37, 5], [2048],
                               [33, 33, 33, 33], [500, 12]]}
-BACKEND_WALKS = ("backend_walk", "backend_walk_warm")  # WALK_CASES["extend_walk"] through KDABackend.extend
+# WALK_CASES["extend_walk"] through KDABackend.extend: alone, after the warm-up, after it on one compile thread
+BACKEND_WALKS = ("backend_walk", "backend_walk_warm", "backend_walk_warm1")
 CASES = [*PREFILL_CASES, *DECODE_CASES, *WALK_CASES, *BACKEND_WALKS]
 
 
@@ -95,7 +97,8 @@ def public_walk(name: str, impl: str):
 def backend_walk(name: str):
     """Ours only: ``WALK_CASES["extend_walk"]`` through ``KDABackend.extend`` (bf16 inputs, the softplus gate on raw
     logits, beta logits, the L2 norm in the kernel, an fp32 pool ``[slots, HV, V, K]``); returns the walk
-    and, for ``backend_walk_warm``, the warm-up to run before it."""
+    and, for ``backend_walk_warm`` / ``backend_walk_warm1``, the warm-up to run before it (its default compile
+    threads / one)."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     H, K = bp.H, bp.K
     backend = kimiops.KDABackend(H, K, K)
@@ -112,7 +115,8 @@ def backend_walk(name: str):
         idx = torch.arange(len(lens), dtype=torch.int32, device="cuda")
         calls.append(lambda x=x, beta=beta, cu=cu, idx=idx: backend.extend(
             *x, beta, ssm_states=pool, cache_indices=idx, query_start_loc=cu, **gate))
-    warm = (lambda: backend.warmup(pool, **gate)) if name.endswith("_warm") else None
+    workers = {"backend_walk_warm": None, "backend_walk_warm1": 1}
+    warm = (lambda: backend.warmup(pool, compile_workers=workers[name], **gate)) if name in workers else None
     return (lambda: [call() for call in calls]), warm
 
 
@@ -128,9 +132,10 @@ def one(name: str, impl: str) -> dict:
     torch.cuda.synchronize()
     if warm is not None:
         t0 = time.perf_counter()
-        warm()
+        ran = warm()
         torch.cuda.synchronize()
         res["warmup_s"] = time.perf_counter() - t0
+        res["warmup_threads_compiled"] = ran["compiled_in_background"]
     times = []
     for _ in range(2):
         t0 = time.perf_counter()
@@ -174,8 +179,8 @@ def main() -> None:
                     print(f"{name:<24} {impl:<5} failed: {cold.get('error') or disk.get('error')}")
                     continue
                 total[impl] = total.get(impl, 0.0) + cold["first_s"]
-                warm = f"  warm-up {cold['warmup_s']:.2f} s cold, {disk['warmup_s']:.2f} s from disk" \
-                    if "warmup_s" in cold else ""
+                warm = f"  warm-up {cold['warmup_s']:.2f} s cold ({cold['warmup_threads_compiled']} compiled on " \
+                    f"threads), {disk['warmup_s']:.2f} s from disk" if "warmup_s" in cold else ""
                 print(f"{name:<24} {impl:<5} {cold['first_s']:9.2f} {cold['second_s']:9.3f} "
                       f"{disk['first_s']:9.2f} {disk['second_s']:9.3f}{warm}", flush=True)
     for impl, s in total.items():

@@ -2,7 +2,9 @@
 
 :func:`install` replaces ``chunk.launch`` by a stand-in that records as ``kimiops.launch.launch``
 does (so the eager shortcut builds its replays) and, instead of launching, appends ``(gx, gy, gz,
-stream, kernel name, specialization key, *values)`` (tensors as addresses) to a list; it also turns
+stream, kernel name, specialization key, *values)`` (tensors as addresses) to a list, and in
+``kimiops.launch.compiling_in_background`` ``("compile", kernel name, specialization key)`` once per
+variant instead (submitted to the mode as Triton's ``warmup`` would be); it also turns
 the fast launch path on, stubs the CUDA queries (device 0, stream 77) and programmatic dependent
 launch (parts are chained). :func:`canonical` makes two such launches comparable across calls that
 may be served from different scratch buffers.
@@ -32,10 +34,17 @@ def install(calls: list, setattr_=setattr) -> None:
 
     def launch(kernel, grid, *args, **kwargs):
         values = list(args) + [kwargs[n] for n in kernel.arg_names[len(args):]]
+        variant = (kernel.fn.__name__, _key(kernel, values, kwargs))
+        background = kl._THREAD.background
+        if background is not None:  # kl.compiling_in_background: a compile starts, nothing launches
+            if variant not in background.future_kernels:
+                calls.append(("compile", *variant))
+            background.submit(variant, lambda: variant, lambda compiled: None)
+            return None
         tensors = tuple(i for i, x in enumerate(values) if isinstance(x, torch.Tensor))
-        raw = types.SimpleNamespace(entry=lambda *c: calls.append(c), head=(kernel.fn.__name__, _key(kernel, values, kwargs)))
+        raw = types.SimpleNamespace(entry=lambda *c: calls.append(c), head=variant)
         gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-        record = getattr(kl._RECORDER, "into", None)
+        record = kl._THREAD.into
         if record is not None:
             record.append((raw, (gx, gy, gz), list(values), tensors, kernel))
         raw.entry(gx, gy, gz, 77, *raw.head, *[x.data_ptr() if i in tensors else x for i, x in enumerate(values)])

@@ -22,7 +22,7 @@ from kimiops.kda.decode import _op as decode_op
 from kimiops.kda.dispatch import KDA_BACKENDS, kda_backend
 from kimiops.kda.prefill import _op as prefill_op
 from kimiops.kda.runner import DECODE, PREFILL, call_kda, eager_call, serving_kind
-from kimiops.kda.warmup import warm_backend
+from kimiops.kda.warmup import default_compile_workers, warm_backend
 from kimiops.validation import check_tensor
 
 _EXTEND, _DECODE = serving_kind(PREFILL), serving_kind(DECODE)  # errors name the backend's arguments
@@ -196,7 +196,8 @@ class KDABackend:
         return o.squeeze(0) if squeeze else o
 
     def warmup(self, ssm_states, *, dtype: torch.dtype = torch.bfloat16, gate_dtype: torch.dtype | None = None,
-               max_requests: int = 256, A_log=None, dt_bias=None, lower_bound=None) -> dict[str, list]:
+               max_requests: int = 256, compile_workers: int | None = None, A_log=None, dt_bias=None,
+               lower_bound=None) -> dict:
         """Compile, before the first request, the kernels that this backend's extend and decode calls
         meet (:mod:`kimiops.kda.warmup`): one padded extend per layout a varlen call can take at these
         heads and per sort block up to ``max_requests`` requests, and a padded decode step per tile
@@ -205,8 +206,11 @@ class KDABackend:
         dtypes (``dtype`` for q, k, v; ``gate_dtype`` for g and beta, default ``dtype``) and the
         model's ``A_log`` / ``dt_bias`` / ``lower_bound`` as extend gets them: the kernels compile per
         dtype and gate mode. Calls with state snapshots (``track_state``) or speculative decoding are
-        not covered. Call it once at start-up, outside CUDA-graph capture. Returns what ran:
-        ``{"extend": [request lengths, ...], "decode": [counts], "decode_cu_seqlens": [counts]}``.
+        not covered. Call it once at start-up, outside CUDA-graph capture. The kernels compile on
+        ``compile_workers`` threads (default: one per CPU of this process, at most 16, on a GPU; 1:
+        each where it first launches, as a request would). Returns what ran: ``{"extend": [request
+        lengths, ...], "decode": [counts], "decode_cu_seqlens": [counts], "compiled_in_background":
+        kernel variants compiled on the threads}``.
         """
         self._check_pool(ssm_states)
         gate_dtype = dtype if gate_dtype is None else gate_dtype
@@ -214,8 +218,11 @@ class KDABackend:
             if not isinstance(dt, torch.dtype) or not dt.is_floating_point:
                 raise TypeError(f"{name}: expected a floating torch.dtype, got {dt!r}")
         _check_positive_int("max_requests", max_requests)
+        if compile_workers is None:
+            compile_workers = default_compile_workers(ssm_states.device)
+        _check_positive_int("compile_workers", compile_workers)
         return warm_backend(self, ssm_states, dtype=dtype, gate_dtype=gate_dtype, max_requests=max_requests,
-                            A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound)
+                            compile_workers=compile_workers, A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound)
 
     def target_verify(self, q, k, v, g, beta, *, ssm_states, cache_indices, query_start_loc,
                       intermediate_states_buffer, intermediate_state_indices, cache_steps=None, A_log=None,

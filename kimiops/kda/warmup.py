@@ -16,14 +16,27 @@ chosen by ``N * HV`` from one table per form (one token per request, or with ``q
 The calls run on the caller's pool with every request padded (index -1), which by the pool contract
 reads and writes no slot, so the pool is left as it was and the kernels see the pool's own pointer and
 strides (what Triton specializes on).
+
+Compiles in threads: the calls run twice. First inside ``kimiops.launch.compiling_in_background``,
+where no kernel launches and each variant they meet starts compiling on a thread of its own (Triton's
+compile releases the GIL in its LLVM passes and runs ptxas as a subprocess), then for real, when every
+kernel is compiled and only loads. One thread (``compile_workers=1``) runs them once, compiling each
+kernel where it first launches.
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 
 from kimiops.kda.kernels.chunk_layout import ORDER_MIN_BLOCK, elastic_layout, order_block
 from kimiops.kda.kernels.recurrent import config_for
+from kimiops.launch import compiling_in_background
+
+# compile threads by default: one per CPU this process may run on, at most this many (the warm-up of
+# 32 heads of 128 compiles about a dozen kernels)
+MAX_COMPILE_WORKERS = 16
 
 # prompt lengths tried for the layouts of one long request (the smallest of each form is kept)
 _LONG_PROMPTS = tuple(2 ** e for e in range(6, 16))
@@ -59,13 +72,24 @@ def decode_batches(num_v_heads: int, max_requests: int, varlen: bool) -> list[in
     return counts
 
 
+def default_compile_workers(device: torch.device) -> int:
+    """Threads that compile the warm-up's kernels on ``device``: one per CPU this process may run on
+    (at most ``MAX_COMPILE_WORKERS``) on a GPU, one elsewhere (the interpreter compiles nothing)."""
+    if device.type != "cuda":
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_COMPILE_WORKERS, cpus))
+
+
 def warm_backend(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_dtype: torch.dtype,
-                 max_requests: int, A_log=None, dt_bias=None, lower_bound=None) -> dict[str, list]:
+                 max_requests: int, compile_workers: int, A_log=None, dt_bias=None, lower_bound=None) -> dict:
     """Run :meth:`KDABackend.extend` for each of :func:`extend_batches` and :meth:`KDABackend.decode`
     for each of :func:`decode_batches`, one token per request, without and with ``query_start_loc``,
     all requests padded, on ``ssm_states``, each phase only where it runs Triton kernels (the torch
-    path compiles nothing); returns what ran (``{"extend": [request lengths, ...], "decode": [request
-    counts], "decode_cu_seqlens": [request counts]}``)."""
+    path compiles nothing); with ``compile_workers`` > 1 first without launching, compiling on that
+    many threads (see the module docstring). Returns what ran: ``{"extend": [request lengths, ...],
+    "decode": [request counts], "decode_cu_seqlens": [request counts], "compiled_in_background": int}``
+    (the last: kernel variants compiled on the threads; 0 with one worker)."""
     H, HV, K, V = backend.num_heads, backend.num_v_heads, backend.head_k_dim, backend.head_v_dim
     dev = ssm_states.device
 
@@ -76,17 +100,28 @@ def warm_backend(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_
                 torch.zeros(1, T, HV, dtype=gate_dtype, device=dev))
 
     gate = dict(A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound)
-    ran = {"extend": [], "decode": [], "decode_cu_seqlens": []}
+    ran = {"extend": [], "decode": [], "decode_cu_seqlens": [], "compiled_in_background": 0}
+    calls = []  # (phase, request lengths or count, the call)
     compiled = {phase: name == "triton" for phase, name in backend.kernels(dev).items()}  # torch: nothing to compile
     for lens in extend_batches(HV, K, max_requests) if compiled["extend"] else ():
         cu = torch.tensor([0] + lens, dtype=torch.int32).cumsum(0, dtype=torch.int32).to(dev)
         padded = torch.full((len(lens),), -1, dtype=torch.int32, device=dev)
-        backend.extend(*inputs(sum(lens)), ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)
-        ran["extend"].append(lens)
+        x = inputs(sum(lens))
+        calls.append(("extend", lens, lambda x=x, padded=padded, cu=cu: backend.extend(
+            *x, ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
     for varlen, name in ((False, "decode"), (True, "decode_cu_seqlens")):
         for n in decode_batches(HV, max_requests, varlen) if compiled["decode"] else ():
             padded = torch.full((n,), -1, dtype=torch.int32, device=dev)
             cu = torch.arange(n + 1, dtype=torch.int32, device=dev) if varlen else None
-            backend.decode(*inputs(n), ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)
-            ran[name].append(n)
+            x = inputs(n)
+            calls.append((name, n, lambda x=x, padded=padded, cu=cu: backend.decode(
+                *x, ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
+    if compile_workers > 1 and calls:
+        with compiling_in_background(compile_workers) as mode:
+            for _, _, call in calls:
+                call()
+        ran["compiled_in_background"] = len(mode.future_kernels)
+    for phase, size, call in calls:
+        call()
+        ran[phase].append(size)
     return ran

@@ -39,7 +39,7 @@ def test_extends_after_warmup_launch_no_new_kernel_variant(cuda_queries, prefill
     ran = backend.warmup(pool, dtype=torch.float16, max_requests=40, **gate)
     assert torch.equal(pool, before)
     assert ran == {"extend": extend_batches(HV, K, 40), "decode": decode_batches(HV, 40, False),
-                   "decode_cu_seqlens": decode_batches(HV, 40, True)}
+                   "decode_cu_seqlens": decode_batches(HV, 40, True), "compiled_in_background": 0}
     warm = {(c[4], c[5]) for c in calls}
     assert {name for name, _ in warm} == {"chunk_intra_kernel", "chunk_state_kernel", "longest_first_kernel",
                                          "segment_starts_kernel"}
@@ -49,6 +49,30 @@ def test_extends_after_warmup_launch_no_new_kernel_variant(cuda_queries, prefill
         calls.clear()
         _extend(backend, pool, lens, gate)
         assert {(c[4], c[5]) for c in calls} <= warm, lens
+
+
+def test_warmup_on_threads_compiles_first_then_launches_what_one_thread_launches(cuda_queries, prefill_launches):
+    """With two compile threads the warm-up first launches nothing and starts one compile per kernel
+    variant, every variant its real pass then launches; that pass launches the variants of a warm-up
+    on one thread, in the same order, and the pool keeps its bits."""
+    calls = prefill_launches
+    gate = dict(A_log=torch.randn(HV), dt_bias=torch.randn(HV * K))
+    pool = torch.randn(40, HV, V, K)
+    before = pool.clone()
+    KDABackend(H, K, V, backend="triton").warmup(pool, dtype=torch.float16, max_requests=40, compile_workers=1,
+                                                 **gate)
+    serial = [(c[4], c[5]) for c in calls]
+    assert all(c[0] != "compile" for c in calls)
+    calls.clear()
+    ran = KDABackend(H, K, V, backend="triton").warmup(pool, dtype=torch.float16, max_requests=40,
+                                                       compile_workers=2, **gate)
+    compiles = [c for c in calls if c[0] == "compile"]
+    launched = [(c[4], c[5]) for c in calls[len(compiles):]]
+    assert calls[:len(compiles)] == compiles  # nothing launched before the last compile started
+    assert ran["compiled_in_background"] == len(compiles) == len(set(compiles))
+    assert {c[1:] for c in compiles} == set(launched)
+    assert launched == serial
+    assert torch.equal(pool, before)
 
 
 def test_warmup_covers_every_layout_form_and_sort_block():
@@ -70,9 +94,10 @@ def test_warmup_covers_every_layout_form_and_sort_block():
 
 @pytest.mark.gpu
 def test_gpu_extends_and_decodes_after_warmup_compile_nothing():
-    """On a GPU (bf16, 32 heads of 128, the softplus gate): after the warm-up, random extends of 1-40
-    requests and decode steps of 1-40 requests (with and without ``query_start_loc``) add no compiled
-    kernel to any KDA kernel's Triton cache, and the warm-up leaves the pool's bits."""
+    """On a GPU (bf16, 32 heads of 128, the softplus gate): the warm-up on 4 compile threads compiles
+    every kernel there (its real pass adds none to Triton's caches), and after it random extends of
+    1-40 requests and decode steps of 1-40 requests (with and without ``query_start_loc``) add no
+    compiled kernel to any KDA kernel's Triton cache; the warm-up leaves the pool's bits."""
     from kimiops.kda.kernels import chunk, recurrent
 
     H32, D = 32, 128
@@ -84,10 +109,12 @@ def test_gpu_extends_and_decodes_after_warmup_compile_nothing():
     pool = torch.randn(48, H32, D, D, device=dev)
     before = pool.clone()
     gate = dict(A_log=torch.rand(H32, device=dev), dt_bias=torch.randn(H32 * D, device=dev))
-    backend.warmup(pool, max_requests=40, **gate)
+    cold = compiled()
+    ran = backend.warmup(pool, max_requests=40, compile_workers=4, **gate)
     torch.cuda.synchronize()
     assert torch.equal(pool, before)
     warm = compiled()
+    assert sum(warm) - sum(cold) == ran["compiled_in_background"]  # the real pass compiled nothing
     rng = random.Random(1)
     for _ in range(12):
         lens = [rng.randint(1, 3000) for _ in range(rng.choice([1, 2, 7, 33, 40]))]
@@ -112,7 +139,7 @@ def test_warmup_runs_nothing_on_the_torch_path():
     backend = KDABackend(H, K, V, backend="torch")
     pool = torch.randn(2, HV, V, K)
     before = pool.clone()
-    assert backend.warmup(pool) == {"extend": [], "decode": [], "decode_cu_seqlens": []}
+    assert backend.warmup(pool) == {"extend": [], "decode": [], "decode_cu_seqlens": [], "compiled_in_background": 0}
     assert torch.equal(pool, before)
 
 
@@ -154,3 +181,5 @@ def test_warmup_rejects_bad_arguments():
         backend.warmup(pool, gate_dtype="fp32")
     with pytest.raises(ValueError, match="^max_requests: expected a positive int"):
         backend.warmup(pool, max_requests=0)
+    with pytest.raises(ValueError, match="^compile_workers: expected a positive int, got 0"):
+        backend.warmup(pool, compile_workers=0)

@@ -15,7 +15,7 @@ import kimiops.launch as fast_launch
 from kimiops.kda.kernels.chunk_intra import chunk_intra_kernel
 from kimiops.kda.kernels.chunk_layout import chunk_slots, elastic_layout, kernel_rows, order_block
 from kimiops.kda.kernels.chunk_state import chunk_state_kernel, longest_first_kernel, segment_starts_kernel
-from kimiops.launch import no_launch_hooks, specialization, specialization_flags
+from kimiops.launch import fast_launch_allowed, specialization, specialization_flags
 
 __all__ = ["BoundPrefill", "ElasticPrefill"]
 
@@ -88,7 +88,7 @@ class BoundPrefill:
 def _replay_stream(device: int, stream: int) -> int | None:
     """The current stream (raw) where launches recorded on ``device`` and ``stream`` may be
     repeated: the same device and stream, the fast launch path on and no launch hook; else ``None``."""
-    if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != device or not no_launch_hooks():
+    if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != device or not fast_launch_allowed():
         return None
     current = torch._C._cuda_getCurrentRawStream(device)
     return current if current == stream else None

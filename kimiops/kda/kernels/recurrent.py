@@ -113,7 +113,7 @@ import kimiops.launch as fast_launch
 from kimiops.arch import supports_pdl
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2norm_tl
-from kimiops.launch import RawLaunch, compiled_kernel, no_launch_hooks
+from kimiops.launch import RawLaunch, fast_launch_allowed, jit_launch
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch",
            "ElasticDecode", "TileConfig"]
@@ -551,7 +551,7 @@ class BoundLaunch:
 
     def __call__(self, q, k, v, g, beta, h0, h0_indices, ht, ht_indices, cu_seqlens, A_log, dt_bias,
                  num_accepted=None):
-        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not no_launch_hooks():
+        if not fast_launch.FAST_LAUNCH or torch._C._cuda_getDevice() != self.device or not fast_launch_allowed():
             return None
         o = _new_output(v)  # as _launch allocates it: same strides as the bound launch's
         if not self.gate:
@@ -720,11 +720,11 @@ def _launch(
             None if parents is None else parents.dtype,
         )
         hit = _launch_cache.get(key)
-        if hit is not None and no_launch_hooks():
+        if hit is not None and fast_launch_allowed():
             hit(grid0, 1, 1, torch._C._cuda_getCurrentRawStream(dev),
                 *(a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args[:15]), *args[15:])
         else:
-            ck = compiled_kernel(_recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl))
+            ck = jit_launch(_recurrent_kda_fwd_kernel, (grid0,), args, dict(num_warps=nw, num_stages=1, launch_pdl=pdl))
             if ck is not None and getattr(ck, "packed_metadata", None) is not None and ck.function is not None:
                 hit = _launch_cache[key] = RawLaunch(ck)
         if bind is not None and hit is not None and out is None:
@@ -732,5 +732,5 @@ def _launch(
             bind.extend((bound, ElasticDecode(bound, cfg, HV, varlen)))
         return o
 
-    _recurrent_kda_fwd_kernel[(grid0,)](*args, num_warps=nw, num_stages=1, launch_pdl=pdl)
+    jit_launch(_recurrent_kda_fwd_kernel, (grid0,), args, dict(num_warps=nw, num_stages=1, launch_pdl=pdl))
     return o
