@@ -81,15 +81,14 @@ def default_compile_workers(device: torch.device) -> int:
     return max(1, min(MAX_COMPILE_WORKERS, cpus))
 
 
-def warm_backend(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_dtype: torch.dtype,
-                 max_requests: int, compile_workers: int, A_log=None, dt_bias=None, lower_bound=None) -> dict:
-    """Run :meth:`KDABackend.extend` for each of :func:`extend_batches` and :meth:`KDABackend.decode`
-    for each of :func:`decode_batches`, one token per request, without and with ``query_start_loc``,
-    all requests padded, on ``ssm_states``, each phase only where it runs Triton kernels (the torch
-    path compiles nothing); with ``compile_workers`` > 1 first without launching, compiling on that
-    many threads (see the module docstring). Returns what ran: ``{"extend": [request lengths, ...],
-    "decode": [request counts], "decode_cu_seqlens": [request counts], "compiled_in_background": int}``
-    (the last: kernel variants compiled on the threads; 0 with one worker)."""
+def warmup_calls(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_dtype: torch.dtype,
+                 max_requests: int, A_log=None, dt_bias=None, lower_bound=None) -> list[tuple]:
+    """The warm-up's calls, ``(phase, size, call)``: :meth:`KDABackend.extend` (phase ``"extend"``, size:
+    the request lengths) for each of :func:`extend_batches` and :meth:`KDABackend.decode` for each of
+    :func:`decode_batches`, one token per request, without and with ``query_start_loc`` (phases
+    ``"decode"`` and ``"decode_cu_seqlens"``, size: the request count); inputs zeros, every request
+    padded, on ``ssm_states``; each phase only where it runs Triton kernels (the torch path compiles
+    nothing)."""
     H, HV, K, V = backend.num_heads, backend.num_v_heads, backend.head_k_dim, backend.head_v_dim
     dev = ssm_states.device
 
@@ -100,22 +99,30 @@ def warm_backend(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_
                 torch.zeros(1, T, HV, dtype=gate_dtype, device=dev))
 
     gate = dict(A_log=A_log, dt_bias=dt_bias, lower_bound=lower_bound)
-    ran = {"extend": [], "decode": [], "decode_cu_seqlens": [], "compiled_in_background": 0}
-    calls = []  # (phase, request lengths or count, the call)
+    calls = []
     compiled = {phase: name == "triton" for phase, name in backend.kernels(dev).items()}  # torch: nothing to compile
     for lens in extend_batches(HV, K, max_requests) if compiled["extend"] else ():
         cu = torch.tensor([0] + lens, dtype=torch.int32).cumsum(0, dtype=torch.int32).to(dev)
         padded = torch.full((len(lens),), -1, dtype=torch.int32, device=dev)
-        x = inputs(sum(lens))
-        calls.append(("extend", lens, lambda x=x, padded=padded, cu=cu: backend.extend(
+        calls.append(("extend", lens, lambda x=inputs(sum(lens)), padded=padded, cu=cu: backend.extend(
             *x, ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
-    for varlen, name in ((False, "decode"), (True, "decode_cu_seqlens")):
+    for varlen, phase in ((False, "decode"), (True, "decode_cu_seqlens")):
         for n in decode_batches(HV, max_requests, varlen) if compiled["decode"] else ():
             padded = torch.full((n,), -1, dtype=torch.int32, device=dev)
             cu = torch.arange(n + 1, dtype=torch.int32, device=dev) if varlen else None
-            x = inputs(n)
-            calls.append((name, n, lambda x=x, padded=padded, cu=cu: backend.decode(
+            calls.append((phase, n, lambda x=inputs(n), padded=padded, cu=cu: backend.decode(
                 *x, ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
+    return calls
+
+
+def warm_backend(backend, ssm_states: torch.Tensor, *, compile_workers: int, **options) -> dict:
+    """Run :func:`warmup_calls` (``options``: its keyword arguments); with ``compile_workers`` > 1
+    first without launching, compiling on that many threads (see the module docstring). Returns what
+    ran: ``{"extend": [request lengths, ...], "decode": [request counts], "decode_cu_seqlens": [request
+    counts], "compiled_in_background": int}`` (the last: kernel variants compiled on the threads; 0
+    with one worker)."""
+    calls = warmup_calls(backend, ssm_states, **options)
+    ran = {"extend": [], "decode": [], "decode_cu_seqlens": [], "compiled_in_background": 0}
     if compile_workers > 1 and calls:
         with compiling_in_background(compile_workers) as mode:
             for _, _, call in calls:
