@@ -184,8 +184,9 @@ def compiling_in_background(workers: int):
     whose ``future_kernels`` holds one entry per compile started.
 
     Triton's compile releases the GIL in its LLVM passes and runs ptxas as a subprocess, so
-    compiles in threads overlap: four sm_90 compiles of stage 1 took 6.6 s in one thread and 3.3 s
-    in two on the 2-core CPU machine (``benchmarks/results/cpu_checks_20261206_s53/``). Bound
+    compiles in threads overlap: on the 2-core CPU machine the 18 sm_90 compiles of a warm-up at 32
+    heads of 128 took 9.5-9.8 s on one thread and 5.3-5.4 s on two
+    (``benchmarks/results/cpu_checks_20261206_s53/warmup_compile_offline_32x128.log``). Bound
     replays and the fast path step aside (:func:`fast_launch_allowed` is False) so that every launch
     reaches Triton. A compile that fails here is dropped: the next real launch of that variant
     compiles it again and raises. Not inside another ``AsyncCompileMode`` of this thread (Triton
