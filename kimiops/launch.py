@@ -223,7 +223,8 @@ def jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):
 
 
 def launch(kernel, grid: tuple, *args, **kwargs):
-    """``kernel[grid](*args, **kwargs)``; returns the compiled kernel (None in :func:`compiling_in_background`).
+    """``kernel[grid](*args, **kwargs)``; returns the compiled kernel (None in
+    :func:`compiling_in_background`).
 
     Args:
         kernel: a ``@triton.jit`` function whose parameters are all given: the leading ones by

@@ -34,8 +34,8 @@ from kimiops.kda.kernels.chunk_layout import ORDER_MIN_BLOCK, elastic_layout, or
 from kimiops.kda.kernels.recurrent import config_for
 from kimiops.launch import compiling_in_background
 
-# compile threads by default: one per CPU this process may run on, at most this many (the warm-up of
-# 32 heads of 128 compiles about a dozen kernels)
+# compile threads by default: one per CPU this process may run on, at most this many (a warm-up at 32
+# heads of 128 compiles 18 kernel variants, ``benchmarks/tools/warmup_compile_offline.py``)
 MAX_COMPILE_WORKERS = 16
 
 # prompt lengths tried for the layouts of one long request (the smallest of each form is kept)
