@@ -75,6 +75,32 @@ def test_warmup_on_threads_compiles_first_then_launches_what_one_thread_launches
     assert torch.equal(pool, before)
 
 
+def test_warmup_kernels_compile_for_sm90_on_threads(tmp_path):
+    """The warm-up's first pass with Triton's own compiler, offline for sm_90 on two threads
+    (``benchmarks/tools/warmup_compile_offline.py``: the driver stubbed, nothing launched; 2 heads of 16,
+    40 requests, bf16, the softplus gate): every variant it meets compiles, so what ``jit_launch`` hands
+    Triton's ``warmup`` is what each kernel takes. The counts: stage 1 as one part or a chain's first
+    part and as a later part, five state-stage forms, the sort's blocks of 32 and 64, the segment
+    starts, six decode tile configs."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the interpreter compiles nothing
+    env.update(TRITON_CACHE_DIR=str(tmp_path), PYTHONPATH=os.pathsep.join([str(root), str(root / "benchmarks/tools")]))
+    out = subprocess.run([sys.executable, str(root / "benchmarks/tools/warmup_compile_offline.py"), "--one", "2",
+                          "--heads", "2", "--dim", "16", "--max-requests", "40"],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["failed"] == []
+    assert res["variants"] == {"chunk_intra_kernel": 2, "chunk_state_kernel": 5, "longest_first_kernel": 2,
+                               "segment_starts_kernel": 1, "_recurrent_kda_fwd_kernel": 6}
+
+
 def test_warmup_covers_every_layout_form_and_sort_block():
     """The extends it picks: the smallest call of each layout form (``elastic_layout``) and sort
     block up to ``max_requests``: segments only where the heads are few."""
