@@ -49,12 +49,17 @@ class _ThreadState(threading.local):
 
 
 _THREAD = _ThreadState()
+# threads now in compiling_in_background: the fast path reads the thread-local state only while one is
+# (on the CPU machine fast_launch_allowed() took 203 ns reading it on every call, 166-172 ns so, and
+# no_launch_hooks() before it 164-167 ns: benchmarks/results/cpu_checks_20261206_s53/fast_launch_allowed_ns.log)
+_BACKGROUND_THREADS = 0
+_BACKGROUND_LOCK = threading.Lock()
 
 
 def fast_launch_allowed() -> bool:
     """True when launches may skip Triton's own path: no launch hook (profiler) is registered (the
     fast path passes none) and this thread is not in :func:`compiling_in_background`."""
-    if _THREAD.background is not None:
+    if _BACKGROUND_THREADS and _THREAD.background is not None:
         return False
     rt = triton.knobs.runtime
     for hook in (rt.launch_enter_hook, rt.launch_exit_hook):
@@ -191,13 +196,18 @@ def compiling_in_background(workers: int):
     reaches Triton. A compile that fails here is dropped: the next real launch of that variant
     compiles it again and raises. Not inside another ``AsyncCompileMode`` of this thread (Triton
     raises ``RuntimeError``)."""
+    global _BACKGROUND_THREADS
     with ThreadPoolExecutor(workers, thread_name_prefix="kimiops-compile") as pool, \
             triton.AsyncCompileMode(pool, ignore_errors=True) as mode:
+        with _BACKGROUND_LOCK:
+            _BACKGROUND_THREADS += 1
         _THREAD.background = mode
         try:
             yield mode
         finally:
             _THREAD.background = None
+            with _BACKGROUND_LOCK:
+                _BACKGROUND_THREADS -= 1
 
 
 def jit_launch(kernel, grid: tuple, args: tuple, kwargs: dict):

@@ -13,8 +13,9 @@ PY
   git checkout -q -- "$2"
 }
 echo "== unmutated"; run
-mutate "fast path not stepping aside" kimiops/launch.py "    if _THREAD.background is not None:
+mutate "fast path not stepping aside" kimiops/launch.py "    if _BACKGROUND_THREADS and _THREAD.background is not None:
         return False" "    pass"
+mutate "threads in the background not counted" kimiops/launch.py "            _BACKGROUND_THREADS += 1" "            pass"
 mutate "jit_launch launches in the background" kimiops/launch.py "            kernel.warmup(*args, grid=grid, **kwargs)
         return None" "            kernel.warmup(*args, grid=grid, **kwargs)"
 mutate "no background pass" kimiops/kda/warmup.py "    if compile_workers > 1 and calls:" "    if False:"
