@@ -1,7 +1,8 @@
 #!/bin/bash
-# Prepared in the fifty-third session for the next GPU (its device time was spent): branch parallel-warmup,
-# where KDABackend.warmup compiles on threads (kimiops.launch.compiling_in_background) before its real pass.
-# Run with the branch checked out, from the repository root; nothing to carry. RUN_S (default 400) bounds it.
+# Prepared in the fifty-third session for the next GPU (its device time was spent): KDABackend.warmup
+# compiling on threads (kimiops.launch.compiling_in_background) before its real pass (branch
+# parallel-warmup, merged into main untimed). Run from the repository root; nothing to carry. RUN_S
+# (default 400) bounds it.
 # 1. fresh processes with an empty Triton cache, then with the cache on disk: the warm-up on its default
 #    threads and on one, each followed by ten extends of new shapes (first_call_compile.py);
 # 2. the GPU tests of the warm-up (on 4 compile threads its real pass compiles nothing; random extends and
