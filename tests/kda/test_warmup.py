@@ -1,8 +1,14 @@
 """``KDABackend.warmup``: after it, serving's extends meet no kernel variant it did not launch, and the
 pool is untouched. CPU: the chunked prefill's launches are stubbed and recorded with the compiled
 variant each would use (the ``prefill_launches`` fixture), or every kernel runs in the
-interpreter (the pool check); decode runs in the interpreter."""
+interpreter (the pool check); decode runs in the interpreter. One test compiles the warm-up's kernels
+for sm_90 offline (Triton's own compiler, no launch)."""
+import json
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -83,12 +89,6 @@ def test_warmup_kernels_compile_for_sm90_on_threads(tmp_path):
     cache (as the real pass does before it launches). The counts: stage 1 as one part or a chain's first
     part and as a later part, five state-stage forms, the sort's blocks of 32 and 64, the segment
     starts, six decode tile configs."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the interpreter compiles nothing
     env.update(TRITON_CACHE_DIR=str(tmp_path), PYTHONPATH=os.pathsep.join([str(root), str(root / "benchmarks/tools")]))
