@@ -51,7 +51,7 @@ class _ThreadState(threading.local):
 _THREAD = _ThreadState()
 # threads now in compiling_in_background: the fast path reads the thread-local state only while one is
 # (on the CPU machine fast_launch_allowed() took 203 ns reading it on every call, 166-178 ns so, and
-# no_launch_hooks() before it 164-171 ns: benchmarks/results/cpu_checks_20261206_s53/fast_launch_allowed_ns.log)
+# no_launch_hooks() before it 164-168 ns: benchmarks/results/cpu_checks_20261206_s53/fast_launch_allowed_ns.log)
 _BACKGROUND_THREADS = 0
 _BACKGROUND_LOCK = threading.Lock()
 
