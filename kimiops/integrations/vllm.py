@@ -29,7 +29,8 @@ decode adapters pass ``pad_slot_id=0``, so slot 0 is never read or written eithe
 to vLLM's own function where kimiops does not serve it: devices without kimiops kernels (AMD GPUs,
 unknown families), for the prefill head dims its chunk kernels are not built for
 (``CHUNK_KERNEL_DIMS``; kimiops would run its torch path), and keywords this module does not know
-that carry a value other than ``None`` / ``False``. Every call is counted in :data:`calls`
+that carry a value other than ``None`` / ``False`` (the prefill ignores FLA's chunk tables, which
+later vLLM sources pass: ``_PREFILL_IGNORED``). Every call is counted in :data:`calls`
 (``(function, route)``, route ``"kimiops"`` or ``"vllm:<reason>"``).
 
 Measured on the H200 against vLLM 0.33's kernels (``benchmarks/bench_vllm_kda.py``; docs/vllm.md):
@@ -84,6 +85,12 @@ kimiops_backend: str | None = None
 _originals: dict[str, Any] = {}  # vLLM's functions, saved by enable()
 
 
+# FLA's chunk tables, which vLLM's model code builds on the host from cu_seqlens for its own kernel
+# (``chunk_indices``: (sequence, chunk) per chunk; ``chunk_offsets``: chunks before each sequence); kimiops
+# finds each chunk's sequence on the device
+_PREFILL_IGNORED = frozenset({"chunk_indices", "chunk_offsets"})
+
+
 def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=None, initial_state=None,
                               output_final_state=False, lower_bound=None, use_qk_l2norm_in_kernel=False,
                               cu_seqlens=None, out=None, **kwargs):
@@ -105,7 +112,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         Unlike vLLM's, this function leaves ``v`` as it was (vLLM's writes its output into ``v``
         when ``out`` is None).
     """
-    reason = unserved_reason(q.device, kwargs)
+    reason = unserved_reason(q.device, kwargs, _PREFILL_IGNORED)
     if reason is None and q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS for d in (q.shape[-1], v.shape[-1])):
         reason = f"head dims {q.shape[-1]}, {v.shape[-1]}"  # kimiops would run its torch path: vLLM's is faster
     if reason is not None:

@@ -166,6 +166,20 @@ def test_unknown_keywords_with_values_go_to_vllm(stub_vllm):
     assert vl.calls == {(vl.PREFILL_NAME, "vllm:keyword seq_order"): 1, (vl.PREFILL_NAME, "kimiops"): 1}
 
 
+def test_prefill_with_flas_chunk_tables_stays_on_kimiops(stub_vllm):
+    """vLLM's model code may pass FLA's host-built chunk tables (derived from ``cu_seqlens``, which
+    kimiops reads on the device): the call stays on kimiops with the bits of the call without them."""
+    vl.enable()
+    x = _inputs([40, 3], H=1, HV=1, K=16, V=16, seed=4)
+    want_o, want_s = _call(x)
+    # FLA's tables at its chunks of 64: (sequence, chunk) per chunk, chunks before each sequence
+    tables = dict(chunk_indices=torch.tensor([[0, 0], [1, 0]], dtype=torch.int32),
+                  chunk_offsets=torch.tensor([0, 1, 2], dtype=torch.int32))
+    got_o, got_s = _call(x, **tables)
+    assert torch.equal(got_o, want_o) and torch.equal(got_s, want_s)
+    assert vl.calls == {(vl.PREFILL_NAME, "kimiops"): 2} and not _fake_vllm_prefill.handed
+
+
 def test_head_dims_without_chunk_kernels_go_to_vllm_on_gpus(stub_vllm, monkeypatch):
     """On a GPU, head dims the chunk kernels are not built for would run kimiops' torch path: vLLM
     takes them (meta tensors stand in for a GPU's)."""
