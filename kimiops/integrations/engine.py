@@ -12,13 +12,18 @@ import torch
 
 from kimiops.arch import GPU_FAMILIES, device_family
 
-__all__ = ["serves", "unsupported_keyword", "unserved_reason", "engine_module", "flat"]
+__all__ = ["serves", "serves_current_gpu", "unsupported_keyword", "unserved_reason", "engine_module", "flat"]
 
 
 def serves(device: torch.device) -> bool:
     """kimiops serves CPU tensors (its torch path) and GPUs of the families it has kernels for;
     the adapters hand everything else back to the engine's own kernels."""
     return device.type == "cpu" or (device.type == "cuda" and device_family(device) in GPU_FAMILIES)
+
+
+def serves_current_gpu() -> bool:
+    """Whether this process has a CUDA GPU (its current device) that kimiops has kernels for."""
+    return torch.cuda.is_available() and serves(torch.device("cuda", torch.cuda.current_device()))
 
 
 def unsupported_keyword(kwargs: dict, ignored: frozenset = frozenset()) -> str | None:

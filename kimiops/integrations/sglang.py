@@ -30,9 +30,16 @@ where kimiops does not implement what it asks for:
 - ``extend(return_intermediate_states=True)`` when SGLang needs the per-chunk states ``h``
   (no ``track_state`` snapshot buffer and a non-empty ``track_ssm_h_src``);
 - a verify buffer whose second dimension is not ``cache_steps`` (SGLang's kernel then strides
-  the buffer by ``cache_steps``);
+  the buffer by ``cache_steps``), or none (later SGLang sources pass ``None`` with ReplaySSM);
 - devices without kimiops kernels (AMD GPUs, unknown families), and any keyword this module
   does not know that carries a value other than ``None`` / ``False``.
+
+What the kernel declares to SGLang (the flags SGLang's backend and dispatcher read before they
+call, :data:`CAPABILITIES`: packed decode, the prefix cache's ``track_state`` snapshot, the bounded
+gate in decode) it decides when it is built: all three where kimiops serves the process's GPU, else
+what SGLang's own kernel declares. A call it hands back that asks for something it declared and
+SGLang's kernel does not (a snapshot, a bounded gate, a packed decode) raises
+``NotImplementedError`` instead of running without it.
 
 Every call is counted in ``kernel.calls`` (a :class:`collections.Counter` keyed by
 ``(method, route)``, route ``"kimiops"`` or ``"sglang:<reason>"``), so a deployment can check
@@ -58,12 +65,13 @@ import torch
 
 from kimiops.env import env_var
 from kimiops.integrations.engine import (dense, engine_module, flat, last_dim_dense, packed_token_views,
-                                         unserved_reason)
+                                         serves_current_gpu, unserved_reason)
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
 
-__all__ = ["KDAKernelMethods", "kernel_class", "enable", "disable", "is_enabled", "plugin", "DISPATCHER_MODULE"]
+__all__ = ["KDAKernelMethods", "CAPABILITIES", "kernel_class", "enable", "disable", "is_enabled", "plugin",
+           "DISPATCHER_MODULE"]
 
 DISPATCHER_MODULE = "sglang.srt.layers.attention.linear.kda_backend"
 KERNEL_NAME = "TritonKDAKernel"
@@ -78,6 +86,13 @@ _IGNORED = frozenset({
 })
 _IGNORED_EXTEND = _IGNORED | {"track_state", "track_chunk_idx"}  # extend handles the snapshots itself
 
+# Flags of SGLang's KDA kernels that its backend and dispatcher read before they call (later SGLang
+# sources, ``kernels/kernel_backend.py``: a kernel without the snapshot flag gets no snapshot buffer, one
+# without the bounded-gate flag no ``lower_bound`` decode), with the value taken for a kernel class of
+# SGLang's that does not set one (releases before the flag).
+CAPABILITIES = {"supports_packed_decode": False, "supports_track_state_snapshot": False,
+                "supports_bounded_gate_decode": True}
+
 
 class KDAKernelMethods:
     """SGLang's KDA kernel interface on kimiops; mixed in before SGLang's ``TritonKDAKernel``
@@ -88,14 +103,18 @@ class KDAKernelMethods:
         kimiops_backend: ``backend`` of the :class:`kimiops.KDABackend` objects (``None``: auto).
     """
 
-    supports_packed_decode = True
-    supports_track_state_snapshot = True
     kimiops_backend: str | None = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.calls: collections.Counter = collections.Counter()
         self._backends: dict[tuple, KDABackend] = {}
+        # instance attributes, as SGLang's own kernels set flags that depend on the machine; SGLang
+        # builds its attention backends on their device, so the current one is the layers' GPU
+        self._sglang_declares = {flag: bool(getattr(self, flag, default)) for flag, default in CAPABILITIES.items()}
+        served = serves_current_gpu()
+        for flag, declared in self._sglang_declares.items():
+            setattr(self, flag, served or declared)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -112,6 +131,15 @@ class KDAKernelMethods:
 
     def _count(self, method: str, reason: str | None) -> None:
         self.calls[(method, "kimiops" if reason is None else f"sglang:{reason}")] += 1
+
+    def _refuse_hand_back(self, method: str, reason: str, flag: str, asked: bool) -> None:
+        """Raise where a call that goes to SGLang's kernel (``reason``) asks for what this kernel
+        declared (``flag``, which made SGLang ask) and SGLang's kernel does not declare."""
+        if asked and getattr(self, flag) and not self._sglang_declares[flag]:
+            raise NotImplementedError(
+                f"{method}: kimiops hands this call to SGLang's own kernel ({reason}), which does not declare "
+                f"{flag} and would run it without what it asks for; kimiops declared it for the calls it runs "
+                f"on this GPU. Run this deployment without the integration ({ENV_SWITCH}=0)")
 
     @staticmethod
     def _gate(a: torch.Tensor, T: int, HV: int, K: int) -> torch.Tensor:
@@ -144,6 +172,8 @@ class KDAKernelMethods:
                 reason = "per-chunk states h"
         self._count("extend", reason)
         if reason is not None:
+            self._refuse_hand_back("extend", reason, "supports_track_state_snapshot",
+                                   track_state is not None or track_chunk_idx is not None)
             return super().extend(q, k, v, g, beta, ssm_states=ssm_states, cache_indices=cache_indices,
                                   query_start_loc=query_start_loc, A_log=A_log, dt_bias=dt_bias,
                                   lower_bound=lower_bound, beta_is_raw=beta_is_raw,
@@ -166,6 +196,7 @@ class KDAKernelMethods:
         reason = self._route(q.device, kwargs)
         self._count("decode", reason)
         if reason is not None:
+            self._refuse_hand_back("decode", reason, "supports_bounded_gate_decode", lower_bound is not None)
             return super().decode(q, k, v, a, b, A_log=A_log, dt_bias=dt_bias, ssm_states=ssm_states,
                                   cache_indices=cache_indices, query_start_loc=query_start_loc,
                                   lower_bound=lower_bound, **kwargs)
@@ -184,6 +215,8 @@ class KDAKernelMethods:
         reason = self._route(mixed_qkv.device, kwargs)
         self._count("packed_decode", reason)
         if reason is not None:
+            self._refuse_hand_back("packed_decode", reason, "supports_packed_decode", True)
+            self._refuse_hand_back("packed_decode", reason, "supports_bounded_gate_decode", lower_bound is not None)
             return super().packed_decode(mixed_qkv, a, b, A_log=A_log, dt_bias=dt_bias, scale=scale,
                                          ssm_states=ssm_states, cache_indices=cache_indices,
                                          num_v_heads=num_v_heads, head_v_dim=head_v_dim, lower_bound=lower_bound,
@@ -211,7 +244,9 @@ class KDAKernelMethods:
                       retrieve_parent_token=None, lower_bound=None, **kwargs):
         """Verify draft tokens; the pool is read only. Returns ``o`` ``[1, T, HV, V]``."""
         reason = self._route(q.device, kwargs)
-        if reason is None and intermediate_states_buffer.shape[1] != cache_steps:
+        if reason is None and intermediate_states_buffer is None:
+            reason = "no verify buffer"
+        elif reason is None and intermediate_states_buffer.shape[1] != cache_steps:
             reason = "buffer steps != cache_steps"
         self._count("target_verify", reason)
         if reason is not None:

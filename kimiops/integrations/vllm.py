@@ -113,7 +113,8 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         when ``out`` is None).
     """
     reason = unserved_reason(q.device, kwargs, _PREFILL_IGNORED)
-    if reason is None and q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS for d in (q.shape[-1], v.shape[-1])):
+    if reason is None and q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS
+                                                             for d in (q.shape[-1], v.shape[-1])):
         reason = f"head dims {q.shape[-1]}, {v.shape[-1]}"  # kimiops would run its torch path: vLLM's is faster
     if reason is not None:
         return _hand_off(PREFILL_NAME, reason, (q, k, v, raw_g, raw_beta, A_log, g_bias), dict(

@@ -316,6 +316,7 @@ def _extend_call(kern, **over):
     (_verify_call, dict(fused_accept_state_indices=torch.zeros(2, dtype=torch.int32)),
      "sglang:keyword fused_accept_state_indices"),
     (_verify_call, dict(intermediate_states_buffer=torch.zeros(2, 4, 1, 16, 16)), "sglang:buffer steps != cache_steps"),
+    (_verify_call, dict(intermediate_states_buffer=None), "sglang:no verify buffer"),
     (_extend_call, dict(return_intermediate_states=True), "sglang:per-chunk states h"),
     (_extend_call, dict(return_intermediate_states=True, track_ssm_h_src=torch.tensor([3])),
      "sglang:per-chunk states h"),
@@ -348,6 +349,62 @@ def test_gpus_without_kimiops_kernels_go_to_sglang(monkeypatch):
     monkeypatch.setattr(engine, "serves", lambda device: False)  # device_family: "rocm" above, named in the route
     assert _decode_call(kern)[0] == "sglang"
     assert kern.calls == {("packed_decode", "sglang:device family rocm"): 1}
+
+
+def _declaring(**flags):
+    """kimiops' kernel over a stand-in SGLang kernel class that declares ``flags``."""
+    return sg.kernel_class(type("DeclaringKernel", (FakeTritonKDAKernel,), flags))()
+
+
+@pytest.mark.parametrize("gpu_served", [True, False])
+def test_the_kernel_declares_what_kimiops_does_on_its_gpu_else_what_sglang_declares(gpu_served, monkeypatch):
+    monkeypatch.setattr(sg, "serves_current_gpu", lambda: gpu_served)
+    sglang_flags = dict(supports_packed_decode=False, supports_track_state_snapshot=False,
+                        supports_bounded_gate_decode=False)
+    kern = _declaring(**sglang_flags)
+    assert {f: getattr(kern, f) for f in sg.CAPABILITIES} == {f: gpu_served for f in sg.CAPABILITIES}
+    # a class of SGLang's that sets none of them (before the flags) is taken as CAPABILITIES says
+    bare = sg.kernel_class(type("Bare", (), {}))()
+    assert {f: getattr(bare, f) for f in sg.CAPABILITIES} == {f: gpu_served or d for f, d in sg.CAPABILITIES.items()}
+    assert not hasattr(sg.KDAKernelMethods, "supports_packed_decode")  # nothing declared on the class itself
+
+
+def test_hand_backs_that_would_drop_what_the_kernel_declared_raise(monkeypatch):
+    """A call kimiops hands to SGLang's kernel (here for an unknown keyword) that asks for what
+    kimiops declared and SGLang's kernel does not (the snapshot, a bounded gate, a packed decode)
+    raises instead of running without it; where SGLang's kernel declares it, the call is handed back."""
+    monkeypatch.setattr(sg, "serves_current_gpu", lambda: True)
+    snapshot = dict(track_state=torch.zeros(1, 1, 16, 16), track_chunk_idx=torch.zeros(1, dtype=torch.int64))
+    none = dict(supports_packed_decode=False, supports_track_state_snapshot=False, supports_bounded_gate_decode=False)
+    packed = dict(none, supports_packed_decode=True)
+    for call, over, flag, declared in [
+        (_extend_call, dict(snapshot), "supports_track_state_snapshot", none),
+        (lambda kern, **o: _decode_call(kern, "decode", **o), dict(lower_bound=-5.0), "supports_bounded_gate_decode",
+         none),
+        (_decode_call, dict(lower_bound=-5.0), "supports_bounded_gate_decode", packed),
+        (_decode_call, {}, "supports_packed_decode", none),
+    ]:
+        kern = _declaring(**declared)
+        with pytest.raises(NotImplementedError, match=f"SGLang's own kernel \\(keyword future_option\\).*{flag}"):
+            call(kern, future_option=1, **over)
+        kern = _declaring(**dict(declared, **{flag: True}))
+        assert call(kern, future_option=1, **over)[0] == "sglang"
+        assert all(kern.handed[0][1][name] is value for name, value in over.items() if name.startswith("track"))
+    kern = _declaring(**none)  # nothing asked for that SGLang's kernel lacks: handed back
+    assert _extend_call(kern, future_option=1)[0] == "sglang"
+
+
+def test_serves_current_gpu_asks_the_family_of_the_current_device(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    families = {3: "sm90"}
+    monkeypatch.setattr(engine, "device_family", lambda device: families[device.index])
+    assert engine.serves_current_gpu()
+    families[3] = "rocm"
+    assert not engine.serves_current_gpu()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    families[3] = "sm90"
+    assert not engine.serves_current_gpu()
 
 
 def test_packed_decode_rejects_a_mixed_qkv_of_the_wrong_width():
