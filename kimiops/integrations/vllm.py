@@ -52,7 +52,10 @@ from __future__ import annotations
 
 import collections
 import importlib.abc
+import importlib.util
+import os
 import sys
+import warnings
 from typing import Any
 
 import torch
@@ -310,14 +313,32 @@ def is_enabled() -> bool:
     return module is not None and all(getattr(getattr(module, name, None), "kimiops", False) for name in _ADAPTERS)
 
 
+def _kda_module_source() -> str | None:
+    """Where vLLM's KDA module would load from, found in the installed ``vllm`` package's folders
+    without importing any of it below the top level (a package folder or a ``.py`` file); ``None``
+    when there is none (no vLLM, or a release without Kimi-K3's KDA module)."""
+    spec = importlib.util.find_spec("vllm")
+    for root in (spec.submodule_search_locations or ()) if spec is not None else ():
+        base = os.path.join(root, *KDA_MODULE.split(".")[1:])
+        for candidate in (os.path.join(base, "__init__.py"), base + ".py"):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
 def plugin() -> None:
     """vLLM general plugin (entry point ``vllm.general_plugins: kimiops``). With ``KIMIOPS_VLLM=1``:
-    patches vLLM's KDA module now if it is imported already, else when vLLM imports it. Nothing
+    patches vLLM's KDA module now if it is imported already, else when vLLM imports it; warns
+    (``RuntimeWarning``) and does nothing where the installed vLLM has no such module. Nothing
     otherwise. Idempotent."""
     if env_var(ENV_SWITCH) != "1":
         return
     module = sys.modules.get(KDA_MODULE)
     if module is not None:
         _patch(module)
+    elif _kda_module_source() is None:
+        warnings.warn(f"{ENV_SWITCH}=1, but the installed vLLM has no {KDA_MODULE} (vLLM 0.33 or a release with "
+                      f"the same KDA functions): nothing is patched, its KDA layers run on vLLM's own kernels",
+                      RuntimeWarning, stacklevel=2)
     elif not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _PatchOnImport())

@@ -417,6 +417,43 @@ def test_the_plugin_patches_the_module_when_vllm_imports_it(tmp_path, monkeypatc
             del sys.modules[name]
 
 
+def test_the_plugin_warns_where_vllm_has_no_kda_module(tmp_path, monkeypatch):
+    """A vLLM without Kimi-K3's KDA module (a stand-in ``vllm`` package with other models): the
+    plugin warns that nothing will run on kimiops and leaves no import hook; nothing is imported
+    below ``vllm``."""
+    (tmp_path / "vllm" / "models" / "kimi_linear").mkdir(parents=True)
+    for folder in ("vllm", "vllm/models", "vllm/models/kimi_linear"):
+        (tmp_path / folder / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setenv(vl.ENV_SWITCH, "1")
+    with pytest.warns(RuntimeWarning, match=f"has no {vl.KDA_MODULE}.*nothing is patched"):
+        vl.plugin()
+    assert not any(isinstance(f, vl._PatchOnImport) for f in sys.meta_path)
+    assert not [m for m in sys.modules if m.startswith("vllm.")]
+    monkeypatch.delitem(sys.modules, "vllm", raising=False)
+
+
+@pytest.mark.parametrize("layout", ["package", "file"])
+def test_the_plugin_finds_the_kda_module_as_a_package_or_a_file(layout, tmp_path, monkeypatch):
+    parts = vl.KDA_MODULE.split(".")
+    for i in range(1, len(parts)):
+        tmp_path.joinpath(*parts[:i]).mkdir(exist_ok=True)
+        tmp_path.joinpath(*parts[:i], "__init__.py").write_text("")
+    if layout == "package":
+        tmp_path.joinpath(*parts).mkdir()
+        tmp_path.joinpath(*parts, "__init__.py").write_text("")
+    else:
+        tmp_path.joinpath(*parts[:-1], parts[-1] + ".py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert vl._kda_module_source() is not None
+    monkeypatch.delitem(sys.modules, "vllm", raising=False)
+
+
 def test_the_plugin_is_registered_for_vllm():
     names = {ep.name: ep.value for ep in entry_points(group="vllm.general_plugins")}
     assert names.get("kimiops") == "kimiops.integrations.vllm:plugin"
