@@ -328,17 +328,19 @@ def _kda_module_source() -> str | None:
 
 def plugin() -> None:
     """vLLM general plugin (entry point ``vllm.general_plugins: kimiops``). With ``KIMIOPS_VLLM=1``:
-    patches vLLM's KDA module now if it is imported already, else when vLLM imports it; warns
-    (``RuntimeWarning``) and does nothing where the installed vLLM has no such module. Nothing
-    otherwise. Idempotent."""
+    patches vLLM's KDA module now if it is imported already, else when vLLM imports it (an import
+    hook), and warns (``RuntimeWarning``) where the installed vLLM's folders hold no such module
+    (a release without Kimi-K3's KDA module: nothing will run on kimiops). Nothing otherwise.
+    Idempotent."""
     if env_var(ENV_SWITCH) != "1":
         return
     module = sys.modules.get(KDA_MODULE)
     if module is not None:
         _patch(module)
-    elif _kda_module_source() is None:
-        warnings.warn(f"{ENV_SWITCH}=1, but the installed vLLM has no {KDA_MODULE} (vLLM 0.33 or a release with "
-                      f"the same KDA functions): nothing is patched, its KDA layers run on vLLM's own kernels",
-                      RuntimeWarning, stacklevel=2)
-    elif not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+        return
+    if _kda_module_source() is None:
+        warnings.warn(f"{ENV_SWITCH}=1, but the installed vLLM's folders hold no {KDA_MODULE} (vLLM 0.33 or a "
+                      f"release with the same KDA functions): unless vLLM imports that module, nothing is patched "
+                      f"and its KDA layers run on vLLM's own kernels", RuntimeWarning, stacklevel=2)
+    if not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _PatchOnImport())

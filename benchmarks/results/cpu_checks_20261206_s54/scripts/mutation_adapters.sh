@@ -21,5 +21,5 @@ mut $S '"packed_decode", reason, "supports_bounded_gate_decode", lower_bound is 
   '"packed_decode", reason, "supports_bounded_gate_decode", False)' $TS
 mut $S '"supports_packed_decode", True)' '"supports_packed_decode", False)' $TS
 mut $S 'if reason is None and intermediate_states_buffer is None:' 'if False:' $TS
-mut $V '    elif _kda_module_source() is None:' '    elif False:' tests/integrations/test_vllm.py
+mut $V '    if _kda_module_source() is None:' '    if False:' tests/integrations/test_vllm.py
 mut $V 'base + ".py"):' 'base + ".pyc"):' tests/integrations/test_vllm.py
