@@ -317,7 +317,10 @@ def _kda_module_source() -> str | None:
     """Where vLLM's KDA module would load from, found in the installed ``vllm`` package's folders
     without importing any of it below the top level (a package folder or a ``.py`` file); ``None``
     when there is none (no vLLM, or a release without Kimi-K3's KDA module)."""
-    spec = importlib.util.find_spec("vllm")
+    try:
+        spec = importlib.util.find_spec("vllm")
+    except ValueError:  # a ``vllm`` in sys.modules without a spec (a stand-in): nothing to look in
+        spec = None
     for root in (spec.submodule_search_locations or ()) if spec is not None else ():
         base = os.path.join(root, *KDA_MODULE.split(".")[1:])
         for candidate in (os.path.join(base, "__init__.py"), base + ".py"):

@@ -436,6 +436,11 @@ def test_the_plugin_warns_where_vllm_has_no_kda_module(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "vllm", raising=False)
 
 
+def test_the_plugins_folder_check_takes_a_vllm_module_without_a_spec(monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))  # __spec__ None
+    assert vl._kda_module_source() is None
+
+
 @pytest.mark.parametrize("layout", ["package", "file"])
 def test_the_plugin_finds_the_kda_module_as_a_package_or_a_file(layout, tmp_path, monkeypatch):
     parts = vl.KDA_MODULE.split(".")
