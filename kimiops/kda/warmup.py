@@ -86,8 +86,8 @@ def warmup_calls(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_
     """The warm-up's calls, ``(phase, size, call)``: :meth:`KDABackend.extend` (phase ``"extend"``, size:
     the request lengths) for each of :func:`extend_batches` and :meth:`KDABackend.decode` for each of
     :func:`decode_batches`, one token per request, without and with ``query_start_loc`` (phases
-    ``"decode"`` and ``"decode_cu_seqlens"``, size: the request count); inputs zeros, every request
-    padded, on ``ssm_states``; each phase only where it runs Triton kernels (the torch path compiles
+    ``"decode"`` and ``"decode_cu_seqlens"``, size: the request count); inputs zeros, made when a
+    call runs (so one call's inputs are held at a time), every request padded, on ``ssm_states``; each phase only where it runs Triton kernels (the torch path compiles
     nothing)."""
     H, HV, K, V = backend.num_heads, backend.num_v_heads, backend.head_k_dim, backend.head_v_dim
     dev = ssm_states.device
@@ -104,14 +104,14 @@ def warmup_calls(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_
     for lens in extend_batches(HV, K, max_requests) if compiled["extend"] else ():
         cu = torch.tensor([0] + lens, dtype=torch.int32).cumsum(0, dtype=torch.int32).to(dev)
         padded = torch.full((len(lens),), -1, dtype=torch.int32, device=dev)
-        calls.append(("extend", lens, lambda x=inputs(sum(lens)), padded=padded, cu=cu: backend.extend(
-            *x, ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
+        calls.append(("extend", lens, lambda T=sum(lens), padded=padded, cu=cu: backend.extend(
+            *inputs(T), ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
     for varlen, phase in ((False, "decode"), (True, "decode_cu_seqlens")):
         for n in decode_batches(HV, max_requests, varlen) if compiled["decode"] else ():
             padded = torch.full((n,), -1, dtype=torch.int32, device=dev)
             cu = torch.arange(n + 1, dtype=torch.int32, device=dev) if varlen else None
-            calls.append((phase, n, lambda x=inputs(n), padded=padded, cu=cu: backend.decode(
-                *x, ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
+            calls.append((phase, n, lambda n=n, padded=padded, cu=cu: backend.decode(
+                *inputs(n), ssm_states=ssm_states, cache_indices=padded, query_start_loc=cu, **gate)))
     return calls
 
 
