@@ -4,8 +4,8 @@ launches and each kernel variant they meet is compiled by Triton for sm_90 (the 
 target sm_90, device 0, stream 0; programmatic dependent launch on, as on Hopper). Each worker count
 runs in a fresh process with an empty Triton cache; prints the seconds until every compile ended, the
 variants per kernel, any compile that failed, and how many compiles the same calls start once more (0:
-Triton's in-memory cache, which the warm-up's real pass looks up before launching, holds them all). The host-side calls are the GPU's (no config depends
-on the device family, only PDL).
+Triton's in-memory cache, which the warm-up's real pass looks up before launching, holds them all).
+The host-side calls are the GPU's (no config depends on the device family, only PDL).
 
     PYTHONPATH=$PWD:$PWD/benchmarks/tools python3 benchmarks/tools/warmup_compile_offline.py [--workers 1,2]
         [--heads 32] [--dim 128] [--max-requests 256]
