@@ -87,8 +87,8 @@ def warmup_calls(backend, ssm_states: torch.Tensor, *, dtype: torch.dtype, gate_
     the request lengths) for each of :func:`extend_batches` and :meth:`KDABackend.decode` for each of
     :func:`decode_batches`, one token per request, without and with ``query_start_loc`` (phases
     ``"decode"`` and ``"decode_cu_seqlens"``, size: the request count); inputs zeros, made when a
-    call runs (so one call's inputs are held at a time), every request padded, on ``ssm_states``; each phase only where it runs Triton kernels (the torch path compiles
-    nothing)."""
+    call runs (so one call's inputs are held at a time), every request padded, on ``ssm_states``;
+    each phase only where it runs Triton kernels (the torch path compiles nothing)."""
     H, HV, K, V = backend.num_heads, backend.num_v_heads, backend.head_k_dim, backend.head_v_dim
     dev = ssm_states.device
 
