@@ -12,7 +12,13 @@ import torch
 
 from kimiops.arch import GPU_FAMILIES, device_family
 
-__all__ = ["serves", "serves_current_gpu", "unsupported_keyword", "unserved_reason", "engine_module", "flat"]
+__all__ = ["serves", "serves_current_gpu", "unsupported_keyword", "unserved_reason", "engine_module", "flat",
+           "FLA_CHUNK_TABLES"]
+
+# FLA's chunk tables, which engines build on the host from cu_seqlens for FLA's prefill kernels
+# (``chunk_indices``: (sequence, chunk) per chunk; ``chunk_offsets``: chunks before each sequence) and pass
+# along; kimiops finds each chunk's sequence on the device, so the adapters ignore them
+FLA_CHUNK_TABLES = frozenset({"chunk_indices", "chunk_offsets"})
 
 
 def serves(device: torch.device) -> bool:

@@ -64,8 +64,8 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import (dense, engine_module, flat, last_dim_dense, packed_token_views,
-                                         serves_current_gpu, unserved_reason)
+from kimiops.integrations.engine import (FLA_CHUNK_TABLES, dense, engine_module, flat, last_dim_dense,
+                                         packed_token_views, serves_current_gpu, unserved_reason)
 from kimiops.kda.backend import KDABackend
 from kimiops.kda.decode import fused_recurrent_kda
 from kimiops.validation import check_tensor
@@ -79,8 +79,8 @@ ENV_SWITCH = "KIMIOPS_SGLANG"
 
 # Keywords SGLang 0.5.23 passes that only steer its own kernels (metadata they precompute, host
 # copies, logging ids); kimiops needs none of them.
-_IGNORED = frozenset({
-    "extend_seq_lens_cpu", "extend_prefix_lens", "layer_id", "is_spec_decode", "chunk_indices", "chunk_offsets",
+_IGNORED = FLA_CHUNK_TABLES | frozenset({
+    "extend_seq_lens_cpu", "extend_prefix_lens", "layer_id", "is_spec_decode",
     "track_ssm_h_src", "track_ssm_h_batch_src", "state_checkpoint_cu_starts", "num_state_checkpoints",
     "state_checkpoint_every_n_tokens", "state_checkpoint_indices", "seq_lens_cpu", "safe_gate_lower_bound",
 })

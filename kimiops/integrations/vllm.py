@@ -30,7 +30,7 @@ to vLLM's own function where kimiops does not serve it: devices without kimiops 
 unknown families), for the prefill head dims its chunk kernels are not built for
 (``CHUNK_KERNEL_DIMS``; kimiops would run its torch path), and keywords this module does not know
 that carry a value other than ``None`` / ``False`` (the prefill ignores FLA's chunk tables, which
-later vLLM sources pass: ``_PREFILL_IGNORED``). Every call is counted in :data:`calls`
+later vLLM sources pass: ``engine.FLA_CHUNK_TABLES``). Every call is counted in :data:`calls`
 (``(function, route)``, route ``"kimiops"`` or ``"vllm:<reason>"``).
 
 Measured on the H200 against vLLM 0.33's kernels (``benchmarks/bench_vllm_kda.py``; docs/vllm.md):
@@ -61,8 +61,8 @@ from typing import Any
 import torch
 
 from kimiops.env import env_var
-from kimiops.integrations.engine import (dense, engine_module, flat, last_dim_dense, packed_token_views,
-                                         unserved_reason)
+from kimiops.integrations.engine import (FLA_CHUNK_TABLES, dense, engine_module, flat, last_dim_dense,
+                                         packed_token_views, unserved_reason)
 from kimiops.kda.decode import fused_recurrent_kda as kimiops_decode
 from kimiops.kda.dispatch import CHUNK_KERNEL_DIMS
 from kimiops.kda.prefill import _op as prefill_op
@@ -88,12 +88,6 @@ kimiops_backend: str | None = None
 _originals: dict[str, Any] = {}  # vLLM's functions, saved by enable()
 
 
-# FLA's chunk tables, which vLLM's model code builds on the host from cu_seqlens for its own kernel
-# (``chunk_indices``: (sequence, chunk) per chunk; ``chunk_offsets``: chunks before each sequence); kimiops
-# finds each chunk's sequence on the device
-_PREFILL_IGNORED = frozenset({"chunk_indices", "chunk_offsets"})
-
-
 def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=None, initial_state=None,
                               output_final_state=False, lower_bound=None, use_qk_l2norm_in_kernel=False,
                               cu_seqlens=None, out=None, **kwargs):
@@ -115,7 +109,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         Unlike vLLM's, this function leaves ``v`` as it was (vLLM's writes its output into ``v``
         when ``out`` is None).
     """
-    reason = unserved_reason(q.device, kwargs, _PREFILL_IGNORED)
+    reason = unserved_reason(q.device, kwargs, FLA_CHUNK_TABLES)
     if reason is None and q.device.type != "cpu" and not all(d in CHUNK_KERNEL_DIMS
                                                              for d in (q.shape[-1], v.shape[-1])):
         reason = f"head dims {q.shape[-1]}, {v.shape[-1]}"  # kimiops would run its torch path: vLLM's is faster

@@ -10,7 +10,7 @@ mut() {  # file, old text (must occur once), new text, tests
   cp /tmp/mut_backup "$1"
 }
 S=kimiops/integrations/sglang.py; V=kimiops/integrations/vllm.py; TS=tests/integrations/test_sglang.py
-mut $V 'frozenset({"chunk_indices", "chunk_offsets"})' 'frozenset()' tests/integrations/test_vllm.py
+mut $V 'unserved_reason(q.device, kwargs, FLA_CHUNK_TABLES)' 'unserved_reason(q.device, kwargs)' tests/integrations/test_vllm.py
 mut $S 'setattr(self, flag, served or declared)' 'setattr(self, flag, declared)' $TS
 mut $S 'bool(getattr(self, flag, default))' 'bool(default)' $TS
 mut $S 'if asked and getattr(self, flag) and not' 'if False and getattr(self, flag) and not' $TS
