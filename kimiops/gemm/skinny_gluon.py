@@ -97,6 +97,7 @@ class GluonConfig:
     k_split: int
     num_stages: int
     pdl: bool = True
+    cluster: bool = False
 
     def __post_init__(self) -> None:
         if self.block_k not in (64, 128, 256):
@@ -124,14 +125,40 @@ if gluon is not None:
         tma.async_copy_global_to_shared(desc, [row, col], bar, dest, pred=pred)
 
     @gluon.jit
+    def _store_shared_f32(byte_off, value):
+        # value -> this CTA's shared memory at global_smem + byte_off (Triton's dynamic shared array)
+        return gl.inline_asm_elementwise(
+            "{ .reg .u32 a; mov.u32 a, global_smem; add.u32 a, a, $1; st.shared.f32 [a], $2; mov.u32 $0, 0; }",
+            "=r,r,f", [byte_off, value], dtype=gl.int32, is_pure=False, pack=1)
+
+    @gluon.jit
+    def _load_shared_cluster_f32(byte_off, rank):
+        # the fp32 at global_smem + byte_off in the shared memory of the cluster's CTA ``rank``
+        return gl.inline_asm_elementwise(
+            "{ .reg .u32 a, r; mov.u32 a, global_smem; add.u32 a, a, $1; mapa.shared::cluster.u32 r, a, $2; "
+            "ld.shared::cluster.f32 $0, [r]; }",
+            "=f,r,r", [byte_off, byte_off * 0 + rank], dtype=gl.float32, is_pure=False, pack=1)
+
+    @gluon.jit
+    def _cluster_sync(one_per_thread):
+        # every thread of the cluster arrives (release) and waits (acquire); one element per thread
+        return gl.inline_asm_elementwise(
+            "barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned; mov.u32 $0, $1;",
+            "=r,r", [one_per_thread], dtype=gl.int32, is_pure=False, pack=1)
+
+    @gluon.jit
     def _gluon_linear_kernel(w_desc, x_desc, b_ptr, y_ptr, part_ptr, count_ptr, M, N, K, K_SPLIT, stride_ym,
                              HAS_BIAS: gl.constexpr, SPLIT: gl.constexpr, BLOCK_K: gl.constexpr,
                              STAGES: gl.constexpr, CHUNK_TILES: gl.constexpr, PDL: gl.constexpr,
-                             REDUCE_UNROLL: gl.constexpr):
+                             REDUCE_UNROLL: gl.constexpr, CLUSTER: gl.constexpr = 0):
         BN: gl.constexpr = w_desc.block_type.shape[0]
         BM: gl.constexpr = x_desc.block_type.shape[0]
-        pid_n = gl.program_id(0)
-        pid_k = gl.program_id(1)
+        if CLUSTER > 0:  # the splits of one weight tile are one cluster, consecutive along x
+            pid_n = gl.program_id(0) // CLUSTER
+            pid_k = gl.program_id(0) % CLUSTER
+        else:
+            pid_n = gl.program_id(0)
+            pid_k = gl.program_id(1)
         n0 = pid_n * BN
         k_lo = pid_k * K_SPLIT
         k_tiles = gl.cdiv(gl.minimum(K_SPLIT, K - k_lo), BLOCK_K)
@@ -187,7 +214,25 @@ if gluon is not None:
         offs_m = gl.arange(0, BM, layout=gl.SliceLayout(0, out_layout))
         mask = (offs_n < N)[:, None] & (offs_m < M)[None, :]
         y_ptrs = y_ptr + offs_m[None, :] * stride_ym + offs_n[:, None]
-        if SPLIT:
+        if CLUSTER > 0:
+            # Split-K hand-off in distributed shared memory: each CTA puts its partial at the start
+            # of its own shared memory (the rings are done with), the cluster syncs, rank 0 sums
+            # the CTAs' partials in rank order 0..CLUSTER-1 (the order of the global path, so the
+            # same bits) and stores y, and the cluster syncs again so no CTA exits while read.
+            byte_off = ((offs_n - n0)[:, None] * BM + offs_m[None, :]) * 4
+            gl.thread_barrier()  # the ring reads and the layout conversion's scratch are finished
+            _store_shared_f32(byte_off, total)
+            one_per_thread: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+            _cluster_sync(gl.arange(0, 128, layout=one_per_thread))
+            if pid_k == 0:
+                total = gl.zeros([BN, BM], gl.float32, out_layout)
+                for r in gl.static_range(CLUSTER):
+                    total += _load_shared_cluster_f32(byte_off, r)
+                if HAS_BIAS:
+                    total = total + gl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)[:, None]
+                gl.store(y_ptrs, total.to(y_ptr.dtype.element_ty), mask=mask)
+            _cluster_sync(gl.arange(0, 128, layout=one_per_thread))
+        elif SPLIT:
             tile_elems = gl.to_tensor(M).to(gl.int64) * N
             part_tile = part_ptr + offs_m.to(gl.int64)[None, :] * N + offs_n[:, None]
             gl.store(part_tile + pid_k * tile_elems, total, mask=mask)
@@ -209,6 +254,30 @@ if gluon is not None:
             if HAS_BIAS:
                 total = total + gl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(gl.float32)[:, None]
             gl.store(y_ptrs, total.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+#: Cluster sizes of the split-K hand-off in distributed shared memory: up to 8 CTAs is portable
+#: on Hopper; Triton's launcher also allows 16 (non-portable).
+CLUSTER_SIZES = (2, 3, 4, 5, 6, 7, 8, 16)
+_CLUSTER_KERNELS: dict = {}
+
+
+def _cluster_launch(args, const, pdl, n_tiles, splits, device):
+    """Launch ``n_tiles`` clusters of ``splits`` CTAs. The kernel is compiled for one CTA per
+    program (Gluon's own multi-CTA mode would need CGA layouts on every tensor); Triton's
+    launcher puts the cluster dimension from the metadata tuple's ``num_ctas`` into the launch,
+    so the grid is ``n_tiles * splits`` CTAs along x in clusters of ``splits``."""
+    key = (args[0].base.dtype, args[3].dtype, tuple(args[0].block_shape), tuple(args[1].block_shape),
+           tuple(const.items()), device)
+    ck = _CLUSTER_KERNELS.get(key)
+    if ck is None:
+        ck = _gluon_linear_kernel.run(*args, grid=(n_tiles * splits,), warmup=True, num_warps=4, **const,
+                                      **({"launch_pdl": True} if pdl else {}))
+        _CLUSTER_KERNELS[key] = ck
+    launcher = ck.run
+    stream = torch.cuda.current_stream(device).cuda_stream
+    launcher(n_tiles, 1, 1, stream, ck.function, (ck.metadata.num_warps, splits, ck.metadata.shared), None, None,
+             None, *args, *const.values())
 
 
 def _gl_dtype(dtype: torch.dtype):
@@ -242,6 +311,14 @@ def gluon_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
     x_desc = TensorDescriptor.from_tensor(x, [block_m, config.block_k],
                                           gl.NVMMASharedLayout.get_default_for([block_m, config.block_k], dt))
     pdl = config.pdl and supports_pdl(x.device) and env_var("KIMIOPS_PDL") != "0"
+    if config.cluster and splits in CLUSTER_SIZES:
+        args = (w_desc, x_desc, bias if bias is not None else out, out, out, out, M, N, K, config.k_split,
+                out.stride(0))
+        const = dict(HAS_BIAS=bias is not None, SPLIT=True, BLOCK_K=config.block_k, STAGES=config.num_stages,
+                     CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, REDUCE_UNROLL=1, CLUSTER=splits)
+        with on_device(x.device):
+            _cluster_launch(args, const, pdl, n_tiles, splits, x.device)
+        return out
     with on_device(x.device):
         _gluon_linear_kernel[(n_tiles, splits)](
             w_desc, x_desc, bias if bias is not None else out, out, partials, counters, M, N, K, config.k_split,
