@@ -219,7 +219,8 @@ if gluon is not None:
             # of its own shared memory (the rings are done with), the cluster syncs, rank 0 sums
             # the CTAs' partials in rank order 0..CLUSTER-1 (the order of the global path, so the
             # same bits) and stores y, and the cluster syncs again so no CTA exits while read.
-            byte_off = ((offs_n - n0)[:, None] * BM + offs_m[None, :]) * 4
+            # column-major [BM, BN]: the lanes' consecutive rows n hit consecutive banks
+            byte_off = (offs_m[None, :] * BN + (offs_n - n0)[:, None]) * 4
             gl.thread_barrier()  # the ring reads and the layout conversion's scratch are finished
             _store_shared_f32(byte_off, total)
             one_per_thread: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
