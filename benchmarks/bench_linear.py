@@ -22,10 +22,10 @@ What it does, in one process:
    fastest tile, kept only where it beats cuBLAS by ``--margin``. Every candidate's best time
    per M is recorded under ``candidates`` in the results JSON. Written to ``--table-out``.
    ``--triton-from TABLE`` skips the Triton sweep and re-times that table's Triton choices.
-3b. Gluon (sm90, unless ``--no-gluon``): per (N, K) and M, every ring of ``RING_CANDIDATES``
-   (:mod:`kimiops.gemm.skinny_gluon`) times the K splits of ``split_candidates`` for 64-row tiles;
-   the fastest replaces the bucket's choice where it beats it by ``--gluon-margin`` and cuBLAS by
-   ``--margin``.
+3b. Gluon (sm90, unless ``--no-gluon``): per (N, K) and M, every config of
+   ``skinny_gluon.sweep_configs`` (rings of ``RING_CANDIDATES`` x K splits x the global or the
+   cluster split-K hand-off); the fastest replaces the bucket's choice where it beats it by
+   ``--gluon-margin`` and cuBLAS by ``--margin``.
 4. Verification: the public ``kimiops.gemm.linear.linear(backend="auto")`` with that table,
    timed the same way (graph, cold L2) and eagerly (do_bench, L2 flushed), against cuBLAS.
    Speedups, % of copy bandwidth (bytes = weight + x + y) and the acceptance summary are
@@ -239,30 +239,26 @@ def triton_from(path, N, K):
 
 
 def gluon_sweep(N, K, M, weights, args, log):
-    """Best (us, GluonConfig) over ``RING_CANDIDATES`` x the K splits for 64-row tiles, each
-    checked against cuBLAS before it is timed; ``(inf, None)`` when none runs."""
+    """Best (us, GluonConfig) over ``skinny_gluon.sweep_configs`` (rings x K splits x split-K
+    hand-offs), each checked against cuBLAS before it is timed; ``(inf, None)`` when none runs."""
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     expect = torch.mm(x, weights[0].t())
     best = (math.inf, None)
-    for block_k, stages in RING_CANDIDATES:
-        if block_k > K:
-            continue
-        for ks in split_candidates(N, K, skinny_gluon.BLOCK_N, block_k):
-            cfg = GluonConfig(block_k=block_k, k_split=ks, num_stages=stages, pdl=True)
-            try:
-                gluon_linear(x, weights[0], None, y, cfg)
-                torch.cuda.synchronize()
-                err = rel_err(y, expect)
-                if not err <= 1e-2:
-                    log(f"  INVALID {cfg} at M={M}: rel err vs cuBLAS {err:.3g}")
-                    continue
-                us = graph_us(lambda w: gluon_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
-            except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory
-                log(f"  INVALID {cfg} at M={M}: {type(exc).__name__}: {str(exc)[:200]}")
-                torch.cuda.synchronize()
+    for cfg in skinny_gluon.sweep_configs(N, K):
+        try:
+            gluon_linear(x, weights[0], None, y, cfg)
+            torch.cuda.synchronize()
+            err = rel_err(y, expect)
+            if not err <= 1e-2:
+                log(f"  INVALID {cfg} at M={M}: rel err vs cuBLAS {err:.3g}")
                 continue
-            best = min(best, (us, cfg), key=lambda t: t[0])
+            us = graph_us(lambda w: gluon_linear(x, w, None, y, cfg), weights, args.warmup, args.rep)
+        except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory, a cluster that cannot be placed
+            log(f"  INVALID {cfg} at M={M}: {type(exc).__name__}: {str(exc)[:200]}")
+            torch.cuda.synchronize()
+            continue
+        best = min(best, (us, cfg), key=lambda t: t[0])
     return best
 
 
@@ -280,7 +276,7 @@ def add_gluon(buckets, N, K, weights, args, log, record):
             previous = {k: bucket.pop(k) for k in ("backend", "block_m", "num_warps", "num_stages", "pdl", "us",
                                                    "speedup", "best_triton_us") if k in bucket}
             bucket.update(backend="gluon", block_k=cfg.block_k, k_split=cfg.k_split, num_stages=cfg.num_stages,
-                          pdl=cfg.pdl, us=round(us, 3), speedup=round(bucket["cublas_us"] / us, 3),
+                          pdl=cfg.pdl, cluster=cfg.cluster, us=round(us, 3), speedup=round(bucket["cublas_us"] / us, 3),
                           replaced={k: v for k, v in previous.items() if k in ("backend", "us", "best_triton_us")})
 
 
@@ -455,7 +451,8 @@ def main() -> None:
                      "block_n_candidates": list(args.block_n), "block_k_candidates": list(args.block_k),
                      "tile_candidates": [list(t) for t in args.tiles], "split_limit": args.split_limit,
                      "pdl_candidates": list(PDL_CANDIDATES), "triton_from": args.triton_from, "gluon_margin": args.gluon_margin,
-                     "gluon_rings": [list(r) for r in RING_CANDIDATES] if gluon else None},
+                     "gluon_rings": [list(r) for r in RING_CANDIDATES] if gluon else None,
+                     "gluon_max_cluster": skinny_gluon.MAX_CLUSTER if gluon else None},
         "summary": summary, "table": str(table_out), "cells": cells, "sweep": table["shapes"],
         "candidates": sweep_record, "gluon_best": gluon_record,
         "wall_s": round(time.time() - started, 1),

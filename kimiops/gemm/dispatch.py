@@ -20,7 +20,8 @@ and prefetches the first weight tiles into L2 before waiting on the previous ker
 does not change any result bit. Format 1 (``block_n`` per bucket) is no longer read.
 
 A bucket may instead say ``"gluon"`` (sm90 tables only) with its own ``block_k``, ``k_split``,
-``num_stages`` and ``pdl``: the Gluon kernel of :mod:`kimiops.gemm.skinny_gluon`, whose K order is
+``num_stages``, ``pdl`` and ``cluster`` (optional, default false: the split-K hand-off in
+distributed shared memory, same bits as without): the Gluon kernel of :mod:`kimiops.gemm.skinny_gluon`, whose K order is
 then that bucket's, so under ``auto`` a row's bits may change between M buckets (as they do where
 a bucket says cuBLAS). ``backend="triton"`` never runs it.
 
@@ -108,7 +109,8 @@ def parse_table(data: dict, source: str = "table") -> dict[str, ShapeEntry]:
                 config = GluonConfig(block_k=_field(source, bwhere, b, "block_k"),
                                      k_split=_field(source, bwhere, b, "k_split"),
                                      num_stages=_field(source, bwhere, b, "num_stages"),
-                                     pdl=_field(source, bwhere, b, "pdl", bool) if "pdl" in b else False)
+                                     pdl=_field(source, bwhere, b, "pdl", bool) if "pdl" in b else False,
+                                     cluster=_field(source, bwhere, b, "cluster", bool) if "cluster" in b else False)
             elif backend == "cublas":
                 config = None
             else:

@@ -29,7 +29,8 @@ Contract (the price of the early weight loads)
     ``"cublas"``, or set ``KIMIOPS_PDL=0``. ``x`` and ``bias`` are read after the wait.
 
 Grid
-    ``(cdiv(N, 64), splits)``, ``splits = cdiv(K, k_split)``; one warpgroup per program.
+    ``(cdiv(N, 64), splits)``, ``splits = cdiv(K, k_split)``; one warpgroup per program. With the
+    cluster hand-off (below) ``cdiv(N, 64) * splits`` programs along x, in clusters of ``splits``.
 
 Pipeline
     A ring of ``STAGES`` weight tiles ``[64, BLOCK_K]`` and x tiles ``[BM, BLOCK_K]`` in shared
@@ -46,6 +47,26 @@ Numerics
     ``0, 1, ..., splits-1`` and resets the counter. The K order is a function of ``(block_k,
     k_split)``, which the table fixes per (N, K, M bucket).
 
+Split-K hand-off in distributed shared memory (``GluonConfig.cluster``, 2-8 splits)
+    The splits of one weight tile run as one thread-block cluster (grid ``cdiv(N, 64) * splits``
+    CTAs along x, clusters of ``splits``; Hopper clusters of up to 8 CTAs are portable). Each CTA
+    writes its fp32 partial to the start of its own shared memory (the rings are done with by then),
+    the cluster syncs (``barrier.cluster`` arrive.release / wait.acquire), rank 0 reads the partials
+    of ranks ``0, 1, ..., splits-1`` over distributed shared memory (``mapa`` +
+    ``ld.shared::cluster``), adds them in that order, the bias, and stores y; a second sync keeps
+    every CTA's shared memory alive until rank 0 has read it. Same sums in the same order as the
+    global path, so the same bits (GPU test), with no partials, counter or L2 round trips. The
+    partial is stored column-major (``[BM, 64]``) so the lanes' consecutive rows hit consecutive
+    banks: stored row-major it took 16-way bank conflicts on every remote load, and times grew
+    with M and splits (H100, 1024x2048 M = 32, 8 splits: 29.9 us against 4.9 for the global path;
+    ``benchmarks/results/logs_h100_20261206b/r1_linear_cluster_ab_conflicts.log``). Column-major on
+    the H200, same run, same configs (``r3``/``r4_linear_cluster_ab.log``): 1024x2048 at M = 4, 8,
+    16 3.21-3.23 us against 3.59-3.96 for the best global config, 2624x2048 and 4096x7168 even to
+    5% faster, 6144x2048 and 1024x6144 slower; ``benchmarks/bench_linear.py`` sweeps both.
+    Gluon's own multi-CTA mode (``num_ctas``) would need CGA layouts on every tensor, so the kernel
+    is compiled for one CTA per program and launched through Triton's launcher with ``num_ctas`` =
+    splits in its metadata tuple, which sets the launch's cluster dimension.
+
 Requirements (``tma_ready``): x and weight 16-byte aligned with row strides that are multiples of
 16 bytes (TMA). ``kimiops.gemm.linear`` runs cuBLAS for calls that do not meet them.
 """
@@ -59,7 +80,7 @@ import torch
 from kimiops.arch import supports_pdl
 from kimiops.env import env_var
 from kimiops.gemm.scratch import split_k_scratch
-from kimiops.gemm.skinny import CHUNK_K  # one accumulation chunk for both linear kernels
+from kimiops.gemm.skinny import CHUNK_K, split_candidates  # CHUNK_K: one accumulation chunk for both kernels
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.streams import on_device
 
@@ -80,6 +101,10 @@ BLOCK_N = 64
 RING_CANDIDATES = ((128, 3), (128, 4), (128, 5), (256, 2), (256, 3), (256, 4))
 #: Largest M the kernel takes (token rows padded to 16 or 32 on the wgmma's N side).
 MAX_M = 32
+#: Most splits handed over in one cluster (8 CTAs: Hopper's portable cluster size).
+MAX_CLUSTER = 8
+#: Most programs a swept split count may launch: past two waves of 132 SMs no sweep found a win.
+_SWEEP_MAX_PROGRAMS = 264
 
 
 def available() -> bool:
@@ -91,7 +116,9 @@ def available() -> bool:
 class GluonConfig:
     """Launch configuration of :func:`gluon_linear`. ``block_k`` and ``k_split`` fix the sum order
     over K; ``pdl`` launches with programmatic dependent launch (the weight ring then fills
-    before the wait; ignored where the family has no PDL)."""
+    before the wait; ignored where the family has no PDL); ``cluster`` hands the split-K partials
+    over in distributed shared memory where the call has 2 to ``MAX_CLUSTER`` splits (the global
+    hand-off otherwise: same bits either way)."""
 
     block_k: int
     k_split: int
@@ -106,6 +133,31 @@ class GluonConfig:
             raise ValueError(f"k_split: expected a positive multiple of block_k={self.block_k}, got {self.k_split}")
         if not 2 <= self.num_stages <= 8:
             raise ValueError(f"num_stages: expected 2..8, got {self.num_stages}")
+
+
+def sweep_configs(N: int, K: int) -> list[GluonConfig]:
+    """The configs ``benchmarks/bench_linear.py`` times for a shape: every ring of
+    ``RING_CANDIDATES`` times each K split of :func:`kimiops.gemm.skinny.split_candidates` for
+    64-row tiles and each further split count from 2 to ``MAX_CLUSTER`` that keeps the grid within
+    two waves, the split ones with both hand-offs. Fewer splits than the wave-balance rule asks
+    for can win here: on the H200, 2624x2048 with 2 splits (82 programs) took 4.77-5.52 us
+    against 5.21-6.58 for the table's 3 (``logs_h100_20261206b/r3_linear_cluster_ab.log``)."""
+    n_tiles = cdiv(N, BLOCK_N)
+    out = []
+    for block_k, stages in RING_CANDIDATES:
+        if block_k > K:
+            continue
+        k_tiles = cdiv(K, block_k)
+        k_splits = list(split_candidates(N, K, BLOCK_N, block_k))
+        for splits in range(2, MAX_CLUSTER + 1):
+            k_split = cdiv(k_tiles, splits) * block_k
+            if cdiv(K, k_split) == splits and n_tiles * splits <= _SWEEP_MAX_PROGRAMS and k_split not in k_splits:
+                k_splits.append(k_split)
+        for k_split in k_splits:
+            splits = cdiv(K, k_split)
+            for cluster in (False, True) if 2 <= splits <= MAX_CLUSTER else (False,):
+                out.append(GluonConfig(block_k=block_k, k_split=k_split, num_stages=stages, cluster=cluster))
+    return out
 
 
 def tma_ready(x: torch.Tensor, weight: torch.Tensor) -> bool:
@@ -124,9 +176,13 @@ if gluon is not None:
         mbarrier.expect(bar, desc.block_type.nbytes, pred=pred)
         tma.async_copy_global_to_shared(desc, [row, col], bar, dest, pred=pred)
 
+    # Distributed shared memory through inline PTX (Triton 3.6's Gluon has no API for another CTA's
+    # shared memory). ``global_smem`` is the dynamic shared array Triton declares in every kernel
+    # (``.extern .shared .align 16 .b8 global_smem[]``); the hand-off uses its first BM*64*4 bytes
+    # after the main loop, when the rings that live there are no longer read.
     @gluon.jit
     def _store_shared_f32(byte_off, value):
-        # value -> this CTA's shared memory at global_smem + byte_off (Triton's dynamic shared array)
+        # value -> this CTA's shared memory at global_smem + byte_off
         return gl.inline_asm_elementwise(
             "{ .reg .u32 a; mov.u32 a, global_smem; add.u32 a, a, $1; st.shared.f32 [a], $2; mov.u32 $0, 0; }",
             "=r,r,f", [byte_off, value], dtype=gl.int32, is_pure=False, pack=1)
@@ -223,7 +279,7 @@ if gluon is not None:
             byte_off = (offs_m[None, :] * BN + (offs_n - n0)[:, None]) * 4
             gl.thread_barrier()  # the ring reads and the layout conversion's scratch are finished
             _store_shared_f32(byte_off, total)
-            one_per_thread: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+            one_per_thread: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])  # 4 warps, as launched
             _cluster_sync(gl.arange(0, 128, layout=one_per_thread))
             if pid_k == 0:
                 total = gl.zeros([BN, BM], gl.float32, out_layout)
@@ -257,28 +313,25 @@ if gluon is not None:
             gl.store(y_ptrs, total.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-#: Cluster sizes of the split-K hand-off in distributed shared memory: up to 8 CTAs is portable
-#: on Hopper; Triton's launcher also allows 16 (non-portable).
-CLUSTER_SIZES = (2, 3, 4, 5, 6, 7, 8, 16)
-_CLUSTER_KERNELS: dict = {}
+def _cluster_launch(args: tuple, const: dict, pdl: bool, n_tiles: int, splits: int) -> bool:
+    """Launch ``n_tiles`` clusters of ``splits`` CTAs (grid ``n_tiles * splits`` along x); False,
+    launching nothing, where this Triton's launcher cannot take the cluster size.
 
-
-def _cluster_launch(args, const, pdl, n_tiles, splits, device):
-    """Launch ``n_tiles`` clusters of ``splits`` CTAs. The kernel is compiled for one CTA per
-    program (Gluon's own multi-CTA mode would need CGA layouts on every tensor); Triton's
-    launcher puts the cluster dimension from the metadata tuple's ``num_ctas`` into the launch,
-    so the grid is ``n_tiles * splits`` CTAs along x in clusters of ``splits``."""
-    key = (args[0].base.dtype, args[3].dtype, tuple(args[0].block_shape), tuple(args[1].block_shape),
-           tuple(const.items()), device)
-    ck = _CLUSTER_KERNELS.get(key)
-    if ck is None:
-        ck = _gluon_linear_kernel.run(*args, grid=(n_tiles * splits,), warmup=True, num_warps=4, **const,
-                                      **({"launch_pdl": True} if pdl else {}))
-        _CLUSTER_KERNELS[key] = ck
-    launcher = ck.run
-    stream = torch.cuda.current_stream(device).cuda_stream
-    launcher(n_tiles, 1, 1, stream, ck.function, (ck.metadata.num_warps, splits, ck.metadata.shared), None, None,
-             None, *args, *const.values())
+    Triton's JIT binds and specializes the arguments and compiles (``warmup=True``: no launch);
+    its launcher then gets the metadata tuple ``(num_warps, num_ctas, shared)`` with ``num_ctas =
+    splits``, which Triton 3.6's launcher turns into the launch's cluster dimension and a grid of
+    ``gridX * num_ctas`` CTAs. Launch hooks (profilers) are not called for this launch."""
+    ck = _gluon_linear_kernel.run(*args, grid=(n_tiles * splits,), warmup=True, num_warps=4, **const,
+                                  **({"launch_pdl": True} if pdl else {}))
+    if hasattr(ck, "result"):  # a compile started in the background (``kimiops.launch.compiling_in_background``)
+        ck = ck.result()
+    meta = ck.metadata
+    if len(ck.packed_metadata) != 3 or meta.global_scratch_size or getattr(meta, "profile_scratch_size", 0):
+        return False  # another launcher layout, or scratch sized for one CTA per program
+    stream = torch.cuda.current_stream().cuda_stream
+    ck.run(n_tiles, 1, 1, stream, ck.function, (meta.num_warps, splits, meta.shared), None, None, None, *args,
+           *const.values())
+    return True
 
 
 def _gl_dtype(dtype: torch.dtype):
@@ -302,27 +355,27 @@ def gluon_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
     block_m = 16 if M <= 16 else 32
     splits = cdiv(K, config.k_split)
     n_tiles = cdiv(N, BLOCK_N)
-    if splits > 1:
-        partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles)
-    else:
-        partials = counters = out  # never read: SPLIT is off
     dt = _gl_dtype(x.dtype)
     w_desc = TensorDescriptor.from_tensor(weight, [BLOCK_N, config.block_k],
                                           gl.NVMMASharedLayout.get_default_for([BLOCK_N, config.block_k], dt))
     x_desc = TensorDescriptor.from_tensor(x, [block_m, config.block_k],
                                           gl.NVMMASharedLayout.get_default_for([block_m, config.block_k], dt))
     pdl = config.pdl and supports_pdl(x.device) and env_var("KIMIOPS_PDL") != "0"
-    if config.cluster and splits in CLUSTER_SIZES:
-        args = (w_desc, x_desc, bias if bias is not None else out, out, out, out, M, N, K, config.k_split,
-                out.stride(0))
+    b_arg = bias if bias is not None else out
+    if config.cluster and 2 <= splits <= MAX_CLUSTER:
         const = dict(HAS_BIAS=bias is not None, SPLIT=True, BLOCK_K=config.block_k, STAGES=config.num_stages,
                      CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl, REDUCE_UNROLL=1, CLUSTER=splits)
-        with on_device(x.device):
-            _cluster_launch(args, const, pdl, n_tiles, splits, x.device)
-        return out
+        with on_device(x.device):  # part_ptr and count_ptr are not read in a cluster
+            if _cluster_launch((w_desc, x_desc, b_arg, out, out, out, M, N, K, config.k_split, out.stride(0)),
+                               const, pdl, n_tiles, splits):
+                return out
+    if splits > 1:
+        partials, counters = split_k_scratch(x.device, splits * M * N, n_tiles)
+    else:
+        partials = counters = out  # never read: SPLIT is off
     with on_device(x.device):
         _gluon_linear_kernel[(n_tiles, splits)](
-            w_desc, x_desc, bias if bias is not None else out, out, partials, counters, M, N, K, config.k_split,
+            w_desc, x_desc, b_arg, out, partials, counters, M, N, K, config.k_split,
             out.stride(0), HAS_BIAS=bias is not None, SPLIT=splits > 1, BLOCK_K=config.block_k,
             STAGES=config.num_stages, CHUNK_TILES=max(1, CHUNK_K // config.block_k), PDL=pdl,
             REDUCE_UNROLL=min(8, next_power_of_2(splits)), num_warps=4, **({"launch_pdl": True} if pdl else {}))

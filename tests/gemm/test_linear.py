@@ -7,6 +7,7 @@ issue's shapes on a real GPU.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -396,6 +397,47 @@ def test_dispatch_reads_gluon_buckets(tmp_path, monkeypatch):
         dispatch.table_for.cache_clear()
 
 
+def test_dispatch_reads_the_cluster_hand_off(tmp_path, monkeypatch):
+    """A Gluon bucket's optional "cluster" reaches its GluonConfig (default false)."""
+    gluon = {"block_k": 256, "k_split": 1024, "num_stages": 4, "pdl": True}
+    _table(tmp_path, [{"m_max": 1, "backend": "gluon", **gluon, "cluster": True},
+                      {"m_max": 8, "backend": "gluon", **gluon}])
+    monkeypatch.setattr(dispatch, "TABLE_DIR", tmp_path)
+    monkeypatch.setattr(skinny_gluon, "available", lambda: True)
+    dispatch.table_for.cache_clear()
+    try:
+        assert dispatch.auto_config("sm90", 1, 2048, 4096) == GluonConfig(**gluon, cluster=True)
+        assert dispatch.auto_config("sm90", 8, 2048, 4096) == GluonConfig(**gluon, cluster=False)
+    finally:
+        dispatch.table_for.cache_clear()
+
+
+@pytest.mark.parametrize("N,K", [(1024, 2048), (2624, 2048), (6144, 2048), (7168, 18432), (2048, 256), (64, 4096)])
+def test_gluon_sweep_configs_cover_the_split_counts_and_both_hand_offs(N, K):
+    """Every swept config is valid, the cluster hand-off only with 2..MAX_CLUSTER splits and always
+    beside the global one, the wave-balanced splits and every split count within two waves are
+    there, and nothing repeats."""
+    cfgs = skinny_gluon.sweep_configs(N, K)
+    assert len(cfgs) == len(set(cfgs)) > 0
+    n_tiles = -(-N // skinny_gluon.BLOCK_N)
+    for cfg in cfgs:
+        splits = -(-K // cfg.k_split)
+        assert cfg.k_split % cfg.block_k == 0 and cfg.block_k <= K and cfg.pdl
+        if cfg.cluster:
+            assert 2 <= splits <= skinny_gluon.MAX_CLUSTER
+            assert dataclasses.replace(cfg, cluster=False) in cfgs
+    for block_k, stages in skinny_gluon.RING_CANDIDATES:
+        if block_k > K:
+            continue
+        ring = [c for c in cfgs if (c.block_k, c.num_stages) == (block_k, stages)]
+        assert {c.k_split for c in ring} >= set(split_candidates(N, K, skinny_gluon.BLOCK_N, block_k))
+        k_tiles = -(-K // block_k)
+        for splits in range(2, skinny_gluon.MAX_CLUSTER + 1):
+            k_split = -(-k_tiles // splits) * block_k
+            if -(-K // k_split) == splits and n_tiles * splits <= 264:
+                assert GluonConfig(block_k, k_split, stages, cluster=True) in ring
+
+
 def test_dispatch_rejects_gluon_buckets_off_hopper(tmp_path):
     path = _table(tmp_path, [{"m_max": 1, "backend": "gluon", "block_k": 128, "k_split": 512, "num_stages": 3}])
     data = json.loads(path.read_text())
@@ -437,6 +479,7 @@ def test_gluon_config_without_tma_alignment_runs_cublas(monkeypatch):
 @pytest.mark.parametrize("bucket,match", [
     ({"m_max": 1, "backend": "cutlass"}, "backend"),
     ({"m_max": 1, "backend": "gluon", "block_k": 128, "k_split": 512}, "num_stages"),
+    ({"m_max": 1, "backend": "gluon", "block_k": 128, "k_split": 512, "num_stages": 3, "cluster": 1}, "cluster"),
     ({"m_max": 1, "backend": "triton", "num_warps": 4}, "block_m"),
     ({"m_max": "1", "backend": "cublas"}, "m_max"),
 ])
@@ -709,6 +752,41 @@ def test_gpu_gluon_matches_fp64_and_repeats_bits(M, N, K, k_split, ring, dtype, 
             ours, theirs = rel_err(outs[0], ref), rel_err(_cublas_ref(x, w, b, out_dtype), ref)
             assert ours <= 1.5 * theirs, (bias, out_dtype, ours, theirs)
             assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K,splits", [(1, 1024, 2048, 4), (5, 200, 1000, 3), (16, 2624, 2048, 2),
+                                          (17, 1000, 3000, 6), (32, 64, 4096, 8), (3, 130, 1040, 5),
+                                          (2, 256, 8192, 16)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_gpu_gluon_cluster_hand_off_gives_the_global_bits(M, N, K, splits, dtype, monkeypatch):
+    """The split-K hand-off in distributed shared memory sums the same partials in the same order
+    as the global one: identical bits, eager and in a CUDA graph, bias on/off, 16-bit and fp32
+    out, with and without PDL, ragged N and K. 16 splits (more than a cluster takes) run the
+    global hand-off."""
+    if not skinny_gluon.available() or lin.device_family(torch.device("cuda")) != "sm90":
+        pytest.skip("the Gluon kernel runs on sm90")
+    block_k = 128
+    k_split = -(-(-(-K // block_k)) // splits) * block_k
+    assert -(-K // k_split) == splits
+    flat = GluonConfig(block_k=block_k, k_split=k_split, num_stages=3)
+    clustered = dataclasses.replace(flat, cluster=True)
+    for bias in (False, True):
+        x, w, b = make(M, N, K, "cuda", dtype=dtype, bias=bias, seed=M + N + splits)
+        for out_dtype in (dtype, torch.float32):
+            for pdl in ("1", "0"):
+                monkeypatch.setenv("KIMIOPS_PDL", pdl)
+                expect = gluon_linear(x, w, b, torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype), flat)
+                eager = gluon_linear(x, w, b, torch.full_like(expect, float("nan")), clustered)
+                captured = torch.full_like(expect, float("nan"))
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    gluon_linear(x, w, b, captured, clustered)
+                graph.replay()
+                torch.cuda.synchronize()
+                assert torch.equal(eager, expect) and torch.equal(captured, expect), (bias, out_dtype, pdl)
+            ref = reference(x, w, b)
+            assert rel_err(eager, ref) <= 1.5 * rel_err(_cublas_ref(x, w, b, out_dtype), ref)
 
 
 @pytest.mark.gpu
