@@ -12,6 +12,6 @@ timeout 420 python3 benchmarks/bench_linear.py --out $OUT/json --table-out $OUT/
 echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/bench_linear_sweep.log
 [ -s $OUT/sm90.json ] && cp $OUT/sm90.json kimiops/gemm/tables/sm90.json
 left=$(( 585 - ($(date +%s) - T0) ))
-timeout $left python3 -m pytest -q -x tests/gemm -k "gpu" > $OUT/pytest_gemm_gpu.log 2>&1
+timeout $left python3 -m pytest -q -x -rs tests/gemm > $OUT/pytest_gemm_gpu.log 2>&1
 echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/pytest_gemm_gpu.log
 tail -2 $OUT/bench_linear_sweep.log $OUT/pytest_gemm_gpu.log
