@@ -29,7 +29,8 @@ What it does, in one process:
 4. Verification: the public ``kimiops.gemm.linear.linear(backend="auto")`` with that table,
    timed the same way (graph, cold L2) and eagerly (do_bench, L2 flushed), against cuBLAS.
    Speedups, % of copy bandwidth (bytes = weight + x + y) and the acceptance summary are
-   written to ``--out``/linear_<family>.json.
+   written to ``--out``/linear_<family>.json. ``--verify TABLE`` (instead of ``--table-out``)
+   runs this step alone on a given table, e.g. to compare two tables on one machine.
 """
 
 from __future__ import annotations
@@ -343,7 +344,9 @@ def parse_shapes(text: str):
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", required=True, help="directory for linear_<family>.json results")
-    p.add_argument("--table-out", required=True, help="auto table path, e.g. kimiops/gemm/tables/sm90.json")
+    p.add_argument("--table-out", help="auto table path, e.g. kimiops/gemm/tables/sm90.json")
+    p.add_argument("--verify", default=None, metavar="TABLE",
+                   help="no sweep: time this table through kimiops.linear(backend='auto') beside cuBLAS (step 4)")
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="NxK,NxK,... (default: the issue's grid)")
     p.add_argument("--ms", type=lambda s: tuple(int(v) for v in s.split(",")), default=MS)
     p.add_argument("--block-n", type=lambda s: tuple(int(v) for v in s.split(",")), default=BLOCK_N_CANDIDATES,
@@ -365,6 +368,8 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=3, help="do_bench warmup, ms")
     p.add_argument("--rep", type=int, default=12, help="do_bench repetition time, ms")
     args = p.parse_args()
+    if (args.table_out is None) == (args.verify is None):
+        p.error("give exactly one of --table-out (sweep and write a table) and --verify TABLE")
     if not torch.cuda.is_available():
         raise SystemExit("bench_linear.py needs a CUDA GPU")
 
@@ -384,29 +389,35 @@ def main() -> None:
     sweep_record = {}
     gluon = args.gluon and family in GLUON_LINEAR_FAMILIES and skinny_gluon.available()
     gluon_record = {}
-    if args.workers > 0:
-        jobs = ([(N, K, M, dataclasses.asdict(cfg), False, "bfloat16") for N, K in args.shapes
-                 for M, cfg in triton_from(args.triton_from, N, K)[1].items()] if args.triton_from else
-                sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k, args.tiles, args.split_limit))
-        precompile(jobs, args.workers, log)
-    for N, K in args.shapes:
-        weights = rotating_weights(N, K)
-        cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
-        (bn, ks, bk), buckets, record = choose(cublas, ours, args.margin)
-        if gluon:
-            add_gluon(buckets, N, K, weights, args, log, gluon_record.setdefault(dispatch.shape_key(N, K), {}))
-        table["shapes"][dispatch.shape_key(N, K)] = {"block_k": bk, "k_split": ks, "block_n": bn,
-                                                     "buckets": buckets}
-        sweep_record[dispatch.shape_key(N, K)] = record
-        log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks} block_k={bk}: " + ", ".join(
-            f"M={b['m_max']} {b['backend']} {b.get('speedup', 1.0)}x" for b in buckets))
-        del weights
+    if args.verify:
+        table_out = Path(args.verify)
+        table = json.loads(table_out.read_text())
+        dispatch.parse_table(table, str(table_out))
+        log(f"verifying {table_out} (no sweep)")
+    else:
+        if args.workers > 0:
+            jobs = ([(N, K, M, dataclasses.asdict(cfg), False, "bfloat16") for N, K in args.shapes
+                     for M, cfg in triton_from(args.triton_from, N, K)[1].items()] if args.triton_from else
+                    sweep_jobs(args.shapes, args.ms, args.block_n, args.block_k, args.tiles, args.split_limit))
+            precompile(jobs, args.workers, log)
+        for N, K in args.shapes:
+            weights = rotating_weights(N, K)
+            cublas, ours = sweep_shape(N, K, args.ms, weights, args, log)
+            (bn, ks, bk), buckets, record = choose(cublas, ours, args.margin)
+            if gluon:
+                add_gluon(buckets, N, K, weights, args, log, gluon_record.setdefault(dispatch.shape_key(N, K), {}))
+            table["shapes"][dispatch.shape_key(N, K)] = {"block_k": bk, "k_split": ks, "block_n": bn,
+                                                         "buckets": buckets}
+            sweep_record[dispatch.shape_key(N, K)] = record
+            log(f"N={N} K={K} copies={len(weights)} block_n={bn} k_split={ks} block_k={bk}: " + ", ".join(
+                f"M={b['m_max']} {b['backend']} {b.get('speedup', 1.0)}x" for b in buckets))
+            del weights
 
-    dispatch.parse_table(table, "generated table")  # the file must load
-    table_out = Path(args.table_out)
-    table_out.parent.mkdir(parents=True, exist_ok=True)
-    table_out.write_text(json.dumps(table, indent=1) + "\n")
-    log(f"wrote {table_out}")
+        dispatch.parse_table(table, "generated table")  # the file must load
+        table_out = Path(args.table_out)
+        table_out.parent.mkdir(parents=True, exist_ok=True)
+        table_out.write_text(json.dumps(table, indent=1) + "\n")
+        log(f"wrote {table_out}")
 
     # Verify through the public entry with exactly this table installed.
     with tempfile.TemporaryDirectory() as tmp:
