@@ -59,10 +59,12 @@ Split-K hand-off in distributed shared memory (``GluonConfig.cluster``, 2-8 spli
     partial is stored column-major (``[BM, 64]``) so the lanes' consecutive rows hit consecutive
     banks: stored row-major it took 16-way bank conflicts on every remote load, and times grew
     with M and splits (H100, 1024x2048 M = 32, 8 splits: 29.9 us against 4.9 for the global path;
-    ``benchmarks/results/logs_h100_20261206b/r1_linear_cluster_ab_conflicts.log``). Column-major on
-    the H200, same run, same configs (``r3``/``r4_linear_cluster_ab.log``): 1024x2048 at M = 4, 8,
-    16 3.21-3.23 us against 3.59-3.96 for the best global config, 2624x2048 and 4096x7168 even to
-    5% faster, 6144x2048 and 1024x6144 slower; ``benchmarks/bench_linear.py`` sweeps both.
+    ``benchmarks/results/logs_20261206_s55/r1_linear_cluster_ab_conflicts.log``). Column-major, on
+    the H200 (same runs, same configs; ``r3``/``r4_linear_cluster_ab.log``): 1024x2048 at M = 4, 8,
+    16 3.21-3.23 us against 3.59-3.96 for the best global config; within 4% of it either way on
+    2624x2048, 6144x2048 and 4096x7168; 3-10% slower on 1024x6144 (6.22 vs 5.63 us at M = 1).
+    ``benchmarks/bench_linear.py`` sweeps both; the H200 table of the fifty-fifth session uses it in
+    6 of its 55 buckets.
     Gluon's own multi-CTA mode (``num_ctas``) would need CGA layouts on every tensor, so the kernel
     is compiled for one CTA per program and launched through Triton's launcher with ``num_ctas`` =
     splits in its metadata tuple, which sets the launch's cluster dimension.
@@ -141,7 +143,7 @@ def sweep_configs(N: int, K: int) -> list[GluonConfig]:
     64-row tiles and each further split count from 2 to ``MAX_CLUSTER`` that keeps the grid within
     two waves, the split ones with both hand-offs. Fewer splits than the wave-balance rule asks
     for can win here: on the H200, 2624x2048 with 2 splits (82 programs) took 4.77-5.52 us
-    against 5.21-6.58 for the table's 3 (``logs_h100_20261206b/r3_linear_cluster_ab.log``)."""
+    against 5.21-6.58 for the table's 3 (``logs_20261206_s55/r3_linear_cluster_ab.log``)."""
     n_tiles = cdiv(N, BLOCK_N)
     out = []
     for block_k, stages in RING_CANDIDATES:

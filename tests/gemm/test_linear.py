@@ -788,7 +788,7 @@ def test_gpu_gluon_cluster_hand_off_gives_the_global_bits(M, N, K, splits, dtype
             ref = reference(x, w, b)
             if out_dtype == torch.float32:
                 # both errors sit at fp32 rounding, where their ratio is noise (fp16 3x130x1040: 3.4e-7 against
-                # cuBLAS's 1.9e-7 on an H100, logs_h100_20261206b/r5_pytest_gemm_gpu.log): a random-walk bound
+                # cuBLAS's 1.9e-7 on an H100, logs_20261206_s55/r5_pytest_gemm_gpu.log): a random-walk bound
                 # of fp32 accumulation over K instead, 2 sqrt(K) 2^-24 (the 1.5x-cuBLAS test of fp32 out is
                 # test_gpu_gluon_matches_fp64_and_repeats_bits's)
                 assert rel_err(eager, ref) <= 2 * K**0.5 * 2.0**-24
