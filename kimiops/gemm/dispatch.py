@@ -21,9 +21,10 @@ does not change any result bit. Format 1 (``block_n`` per bucket) is no longer r
 
 A bucket may instead say ``"gluon"`` (sm90 tables only) with its own ``block_k``, ``k_split``,
 ``num_stages``, ``pdl`` and ``cluster`` (optional, default false: the split-K hand-off in
-distributed shared memory, same bits as without): the Gluon kernel of :mod:`kimiops.gemm.skinny_gluon`, whose K order is
-then that bucket's, so under ``auto`` a row's bits may change between M buckets (as they do where
-a bucket says cuBLAS). ``backend="triton"`` never runs it.
+distributed shared memory, same bits as without): the Gluon kernel of
+:mod:`kimiops.gemm.skinny_gluon`, whose K order is then that bucket's, so under ``auto`` a row's
+bits may change between M buckets (as they do where a bucket says cuBLAS). ``backend="triton"``
+never runs it.
 
 ``backend="auto"`` takes the table's kernel config where one exists and cuBLAS everywhere else
 (no table for the family, shape not listed, M outside every bucket, bucket says cuBLAS, Gluon

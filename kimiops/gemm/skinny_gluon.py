@@ -279,6 +279,7 @@ if gluon is not None:
             # same bits) and stores y, and the cluster syncs again so no CTA exits while read.
             # column-major [BM, BN]: the lanes' consecutive rows n hit consecutive banks
             byte_off = (offs_m[None, :] * BN + (offs_n - n0)[:, None]) * 4
+            gl.static_assert(STAGES * BLOCK_K * 2 >= BM * 4, "the partial must fit in the weight ring's bytes")
             gl.thread_barrier()  # the ring reads and the layout conversion's scratch are finished
             _store_shared_f32(byte_off, total)
             one_per_thread: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])  # 4 warps, as launched
