@@ -6,7 +6,9 @@ split stores an fp32 partial, bumps an int32 counter (acq_rel), and the last to 
 partial: two dependent L2 round trips after the main loop. With ``GluonConfig(cluster=True)`` the
 splits of one weight tile are one thread-block cluster: each CTA leaves its partial in its own
 shared memory, the cluster syncs, rank 0 reads the partials over distributed shared memory in rank
-order (the global path's order, so the same bits) and stores y. This checks, per shape, M and
+order (the global path's order, so the same bits) and stores y (runs 1-4 of
+``benchmarks/results/logs_20261206_s55/``; runs 1-2 predate the column-major partial, and their
+16-split rows timed the global hand-off twice). This checks, per shape, M and
 config, that both paths give identical bits and match cuBLAS, then times both as CUDA-graph replay
 over rotating weights (cold L2, ``bench_linear.graph_us``) next to cuBLAS and ``kimiops.linear``.
 
@@ -65,7 +67,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--shapes", default=SMALL_SHAPES)
     p.add_argument("--ms", default="1,8,32")
-    p.add_argument("--splits", default="2,4,6,8,16")
+    p.add_argument("--splits", default="2,3,4,6,8",
+                   help="split counts (a cluster takes at most skinny_gluon.MAX_CLUSTER; more run the global hand-off)")
     p.add_argument("--rings", default="128x3,256x2,256x3,256x4", help="block_k x stages")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--rep", type=int, default=12)
