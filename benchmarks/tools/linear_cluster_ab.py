@@ -7,8 +7,8 @@ partial: two dependent L2 round trips after the main loop. With ``GluonConfig(cl
 splits of one weight tile are one thread-block cluster: each CTA leaves its partial in its own
 shared memory, the cluster syncs, rank 0 reads the partials over distributed shared memory in rank
 order (the global path's order, so the same bits) and stores y (runs 1-4 of
-``benchmarks/results/logs_20261206_s55/``; runs 1-2 predate the column-major partial, and their
-16-split rows timed the global hand-off twice). This checks, per shape, M and
+``benchmarks/results/logs_20261206_s55/``; runs 1-2 predate the column-major partial, and in runs 1-4
+clusters of 16 CTAs, non-portable, also ran: their 16-split rows). This checks, per shape, M and
 config, that both paths give identical bits and match cuBLAS, then times both as CUDA-graph replay
 over rotating weights (cold L2, ``bench_linear.graph_us``) next to cuBLAS and ``kimiops.linear``.
 
