@@ -111,7 +111,8 @@ def main() -> None:
             print(f"{N:>5}x{K:<6} M={M:<3} cuBLAS {cub:6.2f}  auto {auto:6.2f}  best global {bg[3]:6.2f} "
                   f"(s{bg[0]} bk{bg[1]} st{bg[2]})  best cluster {bc[4]:6.2f} (s{bc[0]} bk{bc[1]} st{bc[2]})  "
                   f"cluster/auto {bc[4] / auto:.3f}  cuBLAS/best {cub / min(auto, bc[4]):.3f}", flush=True)
-            print("      " + ", ".join(f"s{s} bk{bk} st{st} {tg:.2f}/{tc:.2f}" for s, bk, st, tg, tc in rows), flush=True)
+            print("      " + ", ".join(f"s{s} bk{bk} st{st} {tg:.2f}/{tc:.2f}" for s, bk, st, tg, tc in rows),
+                  flush=True)
         del weights
 
 
