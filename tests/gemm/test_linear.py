@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -490,6 +491,55 @@ def test_gluon_cluster_hand_off_leaves_triton_shared_memory_alone(block_m, block
     assert len(re.findall(r"barrier\.cluster\.(arrive|wait)", tail)) == 4
     assert len(re.findall(r"ld\.shared::cluster\.f32", tail)) == cluster * block_m * skinny_gluon.BLOCK_N // 128
     assert not re.findall(r"\b(ld|st)\.shared\.|bar\.sync|\bcp\.async", tail)
+
+
+class _FakeCompiled:
+    """What ``_cluster_launch`` reads of a compiled Gluon kernel; its launcher records the call."""
+
+    def __init__(self, calls, scratch):
+        self.calls = calls
+        self.metadata = SimpleNamespace(num_warps=4, shared=1234, global_scratch_size=scratch, profile_scratch_size=0)
+        self.packed_metadata = (4, 1, 1234)
+        self.function = 99
+
+    def run(self, gx, gy, gz, stream, function, meta, *rest):
+        self.calls.append(("cluster launch", (gx, gy, gz), stream, function, meta))
+
+
+class _FakeGluonKernel:
+    """Stands in for ``skinny_gluon._gluon_linear_kernel``: records compiles and plain launches."""
+
+    def __init__(self, scratch=0):
+        self.calls, self.scratch = [], scratch
+
+    def run(self, *args, grid, warmup, **options):
+        self.calls.append(("compile", grid, warmup, options["CLUSTER"]))
+        return _FakeCompiled(self.calls, self.scratch)
+
+    def __getitem__(self, grid):
+        return lambda *args, **options: self.calls.append(("launch", grid, options["SPLIT"], options.get("CLUSTER", 0)))
+
+
+@pytest.mark.skipif(not skinny_gluon.available(), reason="this Triton has no Gluon")
+@pytest.mark.parametrize("cluster,k_split,scratch,expect", [
+    (True, 512, 0, [("compile", (16,), True, 4), ("cluster launch", (4, 1, 1), 7, 99, (4, 4, 1234))]),
+    (True, 1024, 0, [("compile", (8,), True, 2), ("cluster launch", (4, 1, 1), 7, 99, (4, 2, 1234))]),
+    (True, 512, 64, [("compile", (16,), True, 4), ("launch", (4, 4), True, 0)]),  # scratch per CTA: global path
+    (True, 128, 0, [("launch", (4, 16), True, 0)]),  # 16 splits: more than a cluster takes
+    (True, 2048, 0, [("launch", (4, 1), False, 0)]),  # one split: no hand-off at all
+    (False, 512, 0, [("launch", (4, 4), True, 0)]),
+])
+def test_gluon_cluster_launch_geometry_and_fallbacks(monkeypatch, cluster, k_split, scratch, expect):
+    """Host side of the cluster hand-off, with the kernel faked (CPU): n_tiles clusters of ``splits``
+    CTAs, the cluster size in the launcher's metadata tuple (its grid is per cluster: the launcher
+    multiplies x by it), and the global launch wherever a cluster cannot or need not run."""
+    fake = _FakeGluonKernel(scratch)
+    monkeypatch.setattr(skinny_gluon, "_gluon_linear_kernel", fake)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: SimpleNamespace(cuda_stream=7))
+    x, w = torch.zeros(3, 2048, dtype=torch.bfloat16), torch.zeros(200, 2048, dtype=torch.bfloat16)  # 4 tiles of 64
+    out = torch.zeros(3, 200, dtype=torch.bfloat16)
+    assert gluon_linear(x, w, None, out, GluonConfig(block_k=128, k_split=k_split, num_stages=3, cluster=cluster)) is out
+    assert fake.calls == expect
 
 
 def test_tma_ready_needs_16_byte_pointers_and_row_strides():

@@ -23,4 +23,8 @@ m kimiops/gemm/skinny_gluon.py '                for r in gl.static_range(CLUSTER
 ' "kernel: a layout conversion (Triton shared memory) after the cluster barrier"
 m kimiops/gemm/skinny_gluon.py '            _cluster_sync(gl.arange(0, 128, layout=one_per_thread))
         elif SPLIT:' '        elif SPLIT:' "kernel: no second cluster sync"
+m kimiops/gemm/skinny_gluon.py 'ck.run(n_tiles, 1, 1, stream' 'ck.run(n_tiles * splits, 1, 1, stream' "launch: grid counted in CTAs, not clusters"
+m kimiops/gemm/skinny_gluon.py '(meta.num_warps, splits, meta.shared)' '(meta.num_warps, 1, meta.shared)' "launch: no cluster size in the metadata"
+m kimiops/gemm/skinny_gluon.py 'if len(ck.packed_metadata) != 3 or meta.global_scratch_size or' 'if len(ck.packed_metadata) != 3 or' "launch: scratch does not fall back"
+m kimiops/gemm/skinny_gluon.py 'if config.cluster and 2 <= splits <= MAX_CLUSTER:' 'if config.cluster and 2 <= splits:' "launch: clusters past MAX_CLUSTER"
 git status --short kimiops
