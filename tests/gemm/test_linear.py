@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -458,35 +462,31 @@ def test_gluon_config_rejects_bad_fields(fields, match):
         GluonConfig(**fields)
 
 
-@pytest.mark.skipif(not skinny_gluon.available(), reason="this Triton has no Gluon")
-@pytest.mark.parametrize("block_m,block_k,stages,cluster", [(16, 128, 2, 8), (32, 256, 4, 4), (32, 64, 2, 2)])
-def test_gluon_cluster_hand_off_leaves_triton_shared_memory_alone(block_m, block_k, stages, cluster):
+_CLUSTER_PTX_CASES = [(16, 128, 2, 8), (32, 256, 4, 4), (32, 64, 2, 2)]  # block_m, block_k, stages, cluster
+
+
+@pytest.fixture(scope="module")
+def cluster_ptx():
+    """PTX of the cluster hand-off for each of ``_CLUSTER_PTX_CASES``, compiled offline for sm_90 in a
+    process of its own (``gluon_cluster_ptx.py`` says why), without Triton's interpreter."""
+    if not skinny_gluon.available():
+        pytest.skip("this Triton has no Gluon")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
+    args = [",".join(map(str, case)) for case in _CLUSTER_PTX_CASES]
+    run = subprocess.run([sys.executable, str(Path(__file__).with_name("gluon_cluster_ptx.py")), *args],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ptx = json.loads(run.stdout)
+    return {case: ptx[arg] for case, arg in zip(_CLUSTER_PTX_CASES, args)}
+
+
+@pytest.mark.parametrize("block_m,block_k,stages,cluster", _CLUSTER_PTX_CASES)
+def test_gluon_cluster_hand_off_leaves_triton_shared_memory_alone(cluster_ptx, block_m, block_k, stages, cluster):
     """Offline sm_90 compile (no GPU): the hand-off writes its partial over the rings at the start of
     Triton's shared memory, so after its first cluster barrier the kernel must issue no shared-memory
     access of Triton's own (a layout conversion there would race with the peers' remote reads)."""
-    import re
-
-    import triton
-    from triton._C.libtriton import native_specialize_impl
-    from triton.backends.compiler import GPUTarget
-    from triton.backends.nvidia.compiler import CUDABackend
-    from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon._runtime import GluonASTSource
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    def desc(rows, cols, block):
-        layout = gl.NVMMASharedLayout.get_default_for(block, gl.bfloat16)
-        t = TensorDescriptor.from_tensor(torch.empty(rows, cols, dtype=torch.bfloat16), block, layout)
-        return native_specialize_impl(CUDABackend, t, False, True, True)[0]
-
-    const = dict(HAS_BIAS=True, SPLIT=True, BLOCK_K=block_k, STAGES=stages, CHUNK_TILES=max(1, 1024 // block_k),
-                 PDL=True, REDUCE_UNROLL=1, CLUSTER=cluster)
-    sig = dict(w_desc=desc(256, 2048, [skinny_gluon.BLOCK_N, block_k]), x_desc=desc(4, 2048, [block_m, block_k]),
-               b_ptr="*bf16", y_ptr="*bf16", part_ptr="*fp32", count_ptr="*i32", M="i32", N="i32", K="i32",
-               K_SPLIT="i32", stride_ym="i32", **{k: "constexpr" for k in const})
-    kernel = triton.compile(GluonASTSource(skinny_gluon._gluon_linear_kernel, sig, const),
-                            target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4))
-    ptx = kernel.asm["ptx"]
+    ptx = cluster_ptx[(block_m, block_k, stages, cluster)]
     tail = ptx[ptx.index("barrier.cluster"):]
     assert len(re.findall(r"barrier\.cluster\.(arrive|wait)", tail)) == 4
     assert len(re.findall(r"ld\.shared::cluster\.f32", tail)) == cluster * block_m * skinny_gluon.BLOCK_N // 128
