@@ -309,15 +309,22 @@ def choose(cublas, ours, margin):
     return chosen, buckets, record
 
 
+def cell_baselines(N, K, M, weights, warmup: int, rep: int):
+    """A cell's random bf16 ``x [M, K]``, its output buffer ``y [M, N]``, and the CUDA-graph medians (us)
+    over ``weights`` of cuBLAS and of ``linear(backend="auto")`` writing into ``y``."""
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    cub = graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, warmup, rep)
+    auto = graph_us(lambda w: linear(x, w, out=y, backend="auto"), weights, warmup, rep)
+    return x, y, cub, auto
+
+
 def measure_auto(N, K, ms, weights, copy_bw, args):
     """Public ``linear(backend="auto")`` (table installed) vs cuBLAS, graph and eager."""
     cells = []
     for M in ms:
-        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-        y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        x, y, cub, auto = cell_baselines(N, K, M, weights, args.warmup, args.rep)
         config = dispatch.auto_config(device_family(x.device), M, N, K)
-        cub = graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, args.warmup, args.rep)
-        auto = graph_us(lambda w: linear(x, w, out=y, backend="auto"), weights, args.warmup, args.rep)
         w = weights[0]
         cub_eager = eager_us(lambda: torch.mm(x, w.t(), out=y), args.warmup, args.rep)
         auto_eager = eager_us(lambda: linear(x, w, out=y, backend="auto"), args.warmup, args.rep)

@@ -25,8 +25,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_linear as bl  # noqa: E402
 
-import kimiops  # noqa: E402
 from kimiops.gemm import skinny_gluon as sg  # noqa: E402
+from kimiops.gemm.skinny import exact_k_split  # noqa: E402
 from kimiops.intmath import cdiv  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
 
@@ -34,15 +34,10 @@ SMALL_SHAPES = "1024x2048,1024x6144,2624x2048,2048x4096,2624x6144,6144x2048,7168
 
 
 def configs(K: int, split_counts, rings):
-    """GluonConfigs whose K split gives each of ``split_counts`` splits (k_split a multiple of block_k)."""
-    out = []
-    for block_k, stages in rings:
-        for splits in split_counts:
-            k_split = cdiv(cdiv(K, splits), block_k) * block_k
-            if cdiv(K, k_split) != splits:
-                continue
-            out.append(sg.GluonConfig(block_k=block_k, k_split=k_split, num_stages=stages))
-    return out
+    """GluonConfigs (global hand-off) with each of ``split_counts`` splits where K allows it."""
+    return [sg.GluonConfig(block_k=block_k, k_split=k_split, num_stages=stages)
+            for block_k, stages in rings for splits in split_counts
+            if (k_split := exact_k_split(K, block_k, splits)) is not None]
 
 
 def check_ragged() -> None:
@@ -81,11 +76,8 @@ def main() -> None:
     for N, K in bl.parse_shapes(args.shapes):
         weights = bl.rotating_weights(N, K)
         for M in ints(args.ms):
-            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-            y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            x, y, cub, auto = bl.cell_baselines(N, K, M, weights, args.warmup, args.rep)
             ref = torch.mm(x, weights[0].t())
-            cub = bl.graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, args.warmup, args.rep)
-            auto = bl.graph_us(lambda w: kimiops.linear(x, w, out=y), weights, args.warmup, args.rep)
             rows = []
             for cfg in configs(K, ints(args.splits), rings):
                 ccfg = sg.GluonConfig(cfg.block_k, cfg.k_split, cfg.num_stages, cluster=True)

@@ -28,7 +28,6 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_linear as bl  # noqa: E402
 
-import kimiops  # noqa: E402
 from kimiops.gemm import skinny  # noqa: E402
 from kimiops.intmath import cdiv  # noqa: E402
 from kimiops.testing import rel_err  # noqa: E402
@@ -73,11 +72,8 @@ def main() -> None:
     for N, K in bl.parse_shapes(args.shapes):
         weights = bl.rotating_weights(N, K)
         for M in ints(args.ms):
-            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-            y = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+            x, y, cub, auto = bl.cell_baselines(N, K, M, weights, args.warmup, args.rep)
             ref = torch.mm(x, weights[0].t())
-            cub = bl.graph_us(lambda w: torch.mm(x, w.t(), out=y), weights, args.warmup, args.rep)
-            auto = bl.graph_us(lambda w: kimiops.linear(x, w, out=y), weights, args.warmup, args.rep)
             cells = []
             for label, cfg, prefetch in candidates(N, K, M, ints(args.block_n), ints(args.splits),
                                                    ints(args.block_k), tiles):

@@ -175,6 +175,13 @@ def k_split_for(N: int, K: int, block_k: int, target_programs: int) -> int:
     return cdiv(k_tiles, splits) * block_k
 
 
+def exact_k_split(K: int, block_k: int, splits: int) -> int | None:
+    """The ``k_split`` (a multiple of ``block_k``) that cuts K into exactly ``splits`` splits of whole
+    K tiles, the last possibly shorter; ``None`` where no such split exists."""
+    k_split = cdiv(cdiv(K, block_k), splits) * block_k
+    return k_split if cdiv(K, k_split) == splits else None
+
+
 def block_m_for(M: int) -> int:
     """Token tile: 16 up to M = 16, then 32, then 64 (larger M loops over M tiles)."""
     return 16 if M <= 16 else 32 if M <= 32 else 64

@@ -82,7 +82,7 @@ import torch
 from kimiops.arch import supports_pdl
 from kimiops.env import env_var
 from kimiops.gemm.scratch import split_k_scratch
-from kimiops.gemm.skinny import CHUNK_K, split_candidates  # CHUNK_K: one accumulation chunk for both kernels
+from kimiops.gemm.skinny import CHUNK_K, exact_k_split, split_candidates  # CHUNK_K: one chunk for both kernels
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.streams import on_device
 
@@ -149,11 +149,10 @@ def sweep_configs(N: int, K: int) -> list[GluonConfig]:
     for block_k, stages in RING_CANDIDATES:
         if block_k > K:
             continue
-        k_tiles = cdiv(K, block_k)
         k_splits = list(split_candidates(N, K, BLOCK_N, block_k))
         for splits in range(2, MAX_CLUSTER + 1):
-            k_split = cdiv(k_tiles, splits) * block_k
-            if cdiv(K, k_split) == splits and n_tiles * splits <= _SWEEP_MAX_PROGRAMS and k_split not in k_splits:
+            k_split = exact_k_split(K, block_k, splits)
+            if k_split is not None and n_tiles * splits <= _SWEEP_MAX_PROGRAMS and k_split not in k_splits:
                 k_splits.append(k_split)
         for k_split in k_splits:
             splits = cdiv(K, k_split)
@@ -326,6 +325,8 @@ def _cluster_launch(args: tuple, const: dict, pdl: bool, n_tiles: int, splits: i
     ``gridX * num_ctas`` CTAs. Launch hooks (profilers) are not called for this launch."""
     ck = _gluon_linear_kernel.run(*args, grid=(n_tiles * splits,), warmup=True, num_warps=4, **const,
                                   **({"launch_pdl": True} if pdl else {}))
+    if ck is None:  # a ``jit_cache_hook`` declined the compile: the JIT path decides what happens
+        return False
     if hasattr(ck, "result"):  # a compile started in the background (``kimiops.launch.compiling_in_background``)
         ck = ck.result()
     meta = ck.metadata

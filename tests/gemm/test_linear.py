@@ -25,8 +25,8 @@ from kimiops.gemm import dispatch, scratch
 from kimiops.gemm.linear import linear
 from kimiops.testing import rel_err
 from kimiops.gemm import skinny_gluon
-from kimiops.gemm.skinny import (SkinnyConfig, default_config, k_split_for, skinny_linear, split_candidates,
-                                 wave_efficiency)
+from kimiops.gemm.skinny import (SkinnyConfig, default_config, exact_k_split, k_split_for, skinny_linear,
+                                 split_candidates, wave_efficiency)
 from kimiops.gemm.skinny_gluon import GluonConfig, gluon_linear, tma_ready
 
 # (M, N, K): single tile, ragged N and K, several M tiles, K below one tile.
@@ -415,6 +415,13 @@ def test_dispatch_reads_the_cluster_hand_off(tmp_path, monkeypatch):
         assert dispatch.auto_config("sm90", 8, 2048, 4096) == GluonConfig(**gluon, cluster=False)
     finally:
         dispatch.table_for.cache_clear()
+
+
+@pytest.mark.parametrize("K,block_k,splits,expect", [(2048, 128, 4, 512), (2000, 128, 4, 512), (1040, 128, 5, 256),
+                                                     (3000, 128, 6, 512), (2048, 256, 3, 768), (2048, 256, 16, None),
+                                                     (512, 128, 3, None)])
+def test_exact_k_split_cuts_k_into_whole_tiles(K, block_k, splits, expect):
+    assert exact_k_split(K, block_k, splits) == expect
 
 
 @pytest.mark.parametrize("N,K", [(1024, 2048), (2624, 2048), (6144, 2048), (7168, 18432), (2048, 256), (64, 4096)])
@@ -852,8 +859,8 @@ def test_gpu_gluon_cluster_hand_off_gives_the_global_bits(M, N, K, splits, dtype
     if not skinny_gluon.available() or lin.device_family(torch.device("cuda")) != "sm90":
         pytest.skip("the Gluon kernel runs on sm90")
     block_k = 128
-    k_split = -(-(-(-K // block_k)) // splits) * block_k
-    assert -(-K // k_split) == splits
+    k_split = exact_k_split(K, block_k, splits)
+    assert k_split is not None and -(-K // k_split) == splits
     flat = GluonConfig(block_k=block_k, k_split=k_split, num_stages=3)
     clustered = dataclasses.replace(flat, cluster=True)
     for bias in (False, True):
