@@ -57,6 +57,7 @@ def main() -> None:
     p.add_argument("--splits", default="1,2,3,4,5,6,7,8")
     p.add_argument("--block-k", default="128,256")
     p.add_argument("--stages", default="6,3")
+    p.add_argument("--workers", type=int, default=16, help="processes compiling the variants up front")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--rep", type=int, default=12)
     args = p.parse_args()
@@ -64,11 +65,16 @@ def main() -> None:
     ints = lambda s: [int(v) for v in s.split(",")]  # noqa: E731
     family = device_family(torch.device("cuda"))
     print(f"{torch.cuda.get_device_name()} family {family} torch {torch.__version__}", flush=True)
-    for N, K in bl.parse_shapes(args.shapes):
+    shapes, ms = bl.parse_shapes(args.shapes), ints(args.ms)
+    cells = [(N, K, M) for N, K in shapes for M in ms]
+    jobs = [(N, K, M, dataclasses.asdict(cfg), False, "bfloat16") for N, K, M in cells
+            for _, _, cfg in variants(K, M, ints(args.splits), ints(args.block_k), ints(args.stages))]
+    bl.precompile(jobs, args.workers, lambda msg: print(msg, flush=True))
+    for N, K in shapes:
         weights = bl.rotating_weights(N, K)
         per_variant: dict[tuple[int, int], list[float]] = {}  # (block_k, splits) -> auto / best variant per M
         committed = dispatch.triton_config(family, 1, N, K)
-        for M in ints(args.ms):
+        for M in ms:
             x, y, cub, auto = bl.cell_baselines(N, K, M, weights, args.warmup, args.rep)
             ref = torch.mm(x, weights[0].t())
             rows = []
@@ -93,7 +99,7 @@ def main() -> None:
                   f"(bk{best[0]} s{best[1]} bm{best[2].block_m} w{best[2].num_warps} st{best[2].num_stages})  "
                   f"auto/best {auto / best[3]:.3f}", flush=True)
             print("      " + ", ".join(f"bk{bk} s{s} st{c.num_stages} {us:.2f}" for bk, s, c, us in rows), flush=True)
-        every_m = {v: r for v, r in per_variant.items() if len(r) == len(ints(args.ms))}
+        every_m = {v: r for v, r in per_variant.items() if len(r) == len(ms)}
         ranked = sorted(every_m.items(), key=lambda kv: -bl.geomean(kv[1]))
         shown = ", ".join(f"bk{bk} s{s} {bl.geomean(r):.3f}" for (bk, s), r in ranked[:4])
         print(f"{N}x{K}: geomean over M of auto / variant (variants that ran at every M), best four: {shown} "
