@@ -110,9 +110,10 @@ def split_candidates(N: int, K: int, block_n: int, block_k: int, limit: int = 3)
     """K splits (``k_split`` values, in K elements) worth measuring for a tile height.
 
     No split when there are at least ``0.45 * NUM_SMS`` weight tiles (fewer, fuller SMs but no
-    split-K hand-off); then the fewest splits whose
-    program count fills the SMs to >= 90% (wave balance), and the next such. A function of
-    ``(N, K, block_n, block_k)`` only.
+    split-K hand-off); then the fewest splits whose program count fills the SMs to >= 90% (wave
+    balance), and the next such. A function of ``(N, K, block_n, block_k)`` only. Timing every
+    count from 1 to 8 on the shapes the sm90 table runs this kernel on found no better one (H100,
+    ``benchmarks/tools/linear_triton_splits.py``, ``benchmarks/results/logs_20261206_s56/``).
     """
     n_tiles = cdiv(N, block_n)
     k_tiles = max(1, cdiv(K, block_k))
