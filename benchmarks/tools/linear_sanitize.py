@@ -10,7 +10,8 @@ accesses, shared memory of other CTAs included), ``--tool racecheck`` (shared-me
 below 1e-2) and the cluster path against the global hand-off bit for bit, so a run that the sanitizer
 passes also computed the right thing. Exits non-zero on a mismatch.
 
-    PYTHONPATH=$PWD compute-sanitizer --tool racecheck --kernel-name kns=linear_kernel python3 benchmarks/tools/linear_sanitize.py
+    PYTHONPATH=$PWD compute-sanitizer --tool racecheck --kernel-name kns=linear_kernel \
+        python3 benchmarks/tools/linear_sanitize.py
 """
 from __future__ import annotations
 

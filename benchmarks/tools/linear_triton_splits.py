@@ -102,8 +102,9 @@ def main() -> None:
         every_m = {v: r for v, r in per_variant.items() if len(r) == len(ms)}
         ranked = sorted(every_m.items(), key=lambda kv: -bl.geomean(kv[1]))
         shown = ", ".join(f"bk{bk} s{s} {bl.geomean(r):.3f}" for (bk, s), r in ranked[:4])
+        now = f"bn{committed.block_n} bk{committed.block_k} k_split {committed.k_split}"
         print(f"{N}x{K}: geomean over M of auto / variant (variants that ran at every M), best four: {shown} "
-              f"(committed Triton: bn{committed.block_n} bk{committed.block_k} k_split {committed.k_split})", flush=True)
+              f"(committed Triton: {now})", flush=True)
         del weights
 
 
