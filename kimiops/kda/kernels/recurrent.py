@@ -108,9 +108,11 @@ from typing import NamedTuple
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 import kimiops.launch as fast_launch
 from kimiops.arch import supports_pdl
+from kimiops.interpreter import interpreter_enabled
 from kimiops.intmath import cdiv, next_power_of_2
 from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2norm_tl
 from kimiops.launch import RawLaunch, fast_launch_allowed, jit_launch
@@ -205,6 +207,26 @@ def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask
     return (tl.load(p_q + t * s_qt, mask=mask_k & ok, other=0.0), tl.load(p_k + t * s_kt, mask=mask_k & ok, other=0.0),
             tl.load(p_g + t * s_gt, mask=mask_k & ok, other=0.0), tl.load(p_v + t * s_vt, mask=mask_v & ok, other=0.0),
             tl.load(p_b + t * s_bt, mask=ok, other=0.0))
+
+
+
+# Head dims up to 32: o's products are rounded on their own (``mul.rn``, which neither LLVM nor ptxas
+# contracts) before the reduction. Where a lane holds one element along K, LLVM otherwise fuses the product
+# into the first butterfly step (lane i: fma(h_i, q_i, round(h_j q_j)), its partner the other way round),
+# so the lanes' copies of a reduced o element differ in their last bits, and the layout conversion of o's
+# store has all of them write one shared-memory address: racecheck's write-after-write hazards at head
+# dims of 16 (benchmarks/results/logs_20261206_s56/, docs/decode.md). Wider heads keep the fused products:
+# racecheck found no hazard there, and rounding them would change o's bits and the timed kernel.
+_ROUND_O_MAX_BK = tl.constexpr(32)
+_MUL_RN = tl.constexpr(not interpreter_enabled())  # the interpreter has no libdevice (and contracts nothing)
+
+
+@triton.jit
+def _o_products(h, q, BK: tl.constexpr):
+    if BK <= _ROUND_O_MAX_BK and _MUL_RN:
+        return libdevice.mul_rn(h, q)
+    else:
+        return h * q
 
 
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
@@ -387,12 +409,12 @@ def _recurrent_kda_fwd_kernel(
             b_h = b_h * b_decay[None, :]
             b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
             b_h = b_h + (b_beta * b_err)[:, None] * b_k[None, :]
-            b_o = tl.sum(b_h * b_q[None, :], axis=1, keep_dims=True)  # [BV, 1]
+            b_o = tl.sum(_o_products(b_h, b_q[None, :], BK), axis=1, keep_dims=True)  # [BV, 1]
         else:  # b_h [BK, BV]
             b_h = b_h * b_decay[:, None]
             b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
             b_h = b_h + b_k[:, None] * (b_beta * b_err)[None, :]
-            b_o = tl.sum(b_h * b_q[:, None], axis=0, keep_dims=True)  # [1, BV]
+            b_o = tl.sum(_o_products(b_h, b_q[:, None], BK), axis=0, keep_dims=True)  # [1, BV]
         if SKIP_PADDED:
             b_o = tl.where(live, b_o, 0.0)
         tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
