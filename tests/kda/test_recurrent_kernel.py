@@ -583,3 +583,49 @@ def test_bound_launch_passes_addresses_in_kernel_order(cuda_queries):
     cuda_queries.device = 1  # another current device
     assert bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias) is None
 
+
+
+_BROKEN_REDUCTION = """
+    shfl.sync.bfly.b32 %r123, %r113, 16, 31, -1;
+    fma.rn.f32 %r124, %r46, %r151, %r123;
+    shfl.sync.bfly.b32 %r125, %r124, 8, 31, -1;
+    add.f32 %r126, %r124, %r125;
+    bar.sync 0;
+    st.shared.b32 [%r10], %r126;
+"""
+
+
+def test_reduction_store_detector():
+    """``decode_reduction_ptx.reduction_stores`` finds the PTX of racecheck's hazard (a product fused into
+    a butterfly step, then stored by every lane) and passes the same reduction with the product rounded
+    first, a predicated store (one lane writes) and a store of values no shuffle reached."""
+    from tests.kda.decode_reduction_ptx import reduction_stores
+
+    assert reduction_stores(_BROKEN_REDUCTION) == (1, 1)
+    rounded = _BROKEN_REDUCTION.replace("fma.rn.f32 %r124, %r46, %r151, %r123;",
+                                        "mul.rn.f32 %r150, %r46, %r151;\n add.f32 %r124, %r150, %r123;")
+    assert reduction_stores(rounded) == (1, 0)
+    assert reduction_stores(_BROKEN_REDUCTION.replace("st.shared", "@%p3 st.shared")) == (0, 0)
+    assert reduction_stores("mul.f32 %r2, %r1, %r1;\n st.shared.b32 [%r9], %r2;") == (0, 0)
+
+
+def test_decode_reductions_store_equal_copies():
+    """Offline sm_90 compile (no GPU), head dims 16, 32 and 128, both state layouts, three tile configs: no
+    reduction whose copies every lane writes to shared memory takes a shuffled value into an FMA. At head
+    dims of 16 one did (racecheck's write-after-write hazards on o's store, fifty-sixth session); o's
+    products are now rounded first there (``recurrent._ROUND_O_MAX_BK``)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = [f"{dim},{v_first},{n}" for dim in (16, 32, 128) for v_first in (0, 1) for n in (1, 2, 4)]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
+    run = subprocess.run([sys.executable, str(Path(__file__).with_name("decode_reduction_ptx.py")), *args],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout)
+    assert {arg: fused for arg, (_, fused) in found.items() if fused} == {}
+    assert sum(stores for stores, _ in found.values()) >= 6  # the detector saw the conversions it checks

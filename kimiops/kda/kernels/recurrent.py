@@ -221,14 +221,6 @@ _ROUND_O_MAX_BK = tl.constexpr(32)
 _MUL_RN = tl.constexpr(not interpreter_enabled())  # the interpreter has no libdevice (and contracts nothing)
 
 
-@triton.jit
-def _o_products(h, q, BK: tl.constexpr):
-    if BK <= _ROUND_O_MAX_BK and _MUL_RN:
-        return libdevice.mul_rn(h, q)
-    else:
-        return h * q
-
-
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
 def _recurrent_kda_fwd_kernel(
     q, k, v, g, beta, o, h0, ht, h0_idx, ht_idx, cu_seqlens, A_log, dt_bias, num_acc, parent,
@@ -409,12 +401,18 @@ def _recurrent_kda_fwd_kernel(
             b_h = b_h * b_decay[None, :]
             b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
             b_h = b_h + (b_beta * b_err)[:, None] * b_k[None, :]
-            b_o = tl.sum(_o_products(b_h, b_q[None, :], BK), axis=1, keep_dims=True)  # [BV, 1]
+            if BK <= _ROUND_O_MAX_BK and _MUL_RN:
+                b_o = tl.sum(libdevice.mul_rn(b_h, b_q[None, :]), axis=1, keep_dims=True)  # [BV, 1]
+            else:
+                b_o = tl.sum(b_h * b_q[None, :], axis=1, keep_dims=True)
         else:  # b_h [BK, BV]
             b_h = b_h * b_decay[:, None]
             b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
             b_h = b_h + b_k[:, None] * (b_beta * b_err)[None, :]
-            b_o = tl.sum(_o_products(b_h, b_q[:, None], BK), axis=0, keep_dims=True)  # [1, BV]
+            if BK <= _ROUND_O_MAX_BK and _MUL_RN:
+                b_o = tl.sum(libdevice.mul_rn(b_h, b_q[:, None]), axis=0, keep_dims=True)  # [1, BV]
+            else:
+                b_o = tl.sum(b_h * b_q[:, None], axis=0, keep_dims=True)
         if SKIP_PADDED:
             b_o = tl.where(live, b_o, 0.0)
         tl.store(p_o2 + t * s_ot, b_o.to(o.dtype.element_ty), mask=mask_o2)
