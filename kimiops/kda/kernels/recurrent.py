@@ -27,7 +27,8 @@ rounded to bf16, round-to-nearest-even, on store); o is stored in o's dtype. The
 exponentials evaluated on gates are ``exp(g)`` with ``g <= 0`` (log decays; a softplus gate of
 ``|g|`` ~ 3e3 underflows to exactly 0, which is the right answer), plus those inside ``gate.py``:
 softplus takes ``e^-|x|`` (<= 1), and the sigmoids of the lower-bound gate and of beta may take an
-``e^-x`` of +inf, which gives exactly 0 (``sigmoid_tl``).
+``e^-x`` of +inf, which gives exactly 0 (``sigmoid_tl``). At head dims up to 32, o's products are
+rounded before their reduction (``_ROUND_O_MAX_BK``), so every lane's copy of o is the same sum.
 
 Speculative verification (``SPEC``: indices ``[N, T_max]``, vLLM's convention): sequence n starts
 from slot ``idx[n, a_n - 1]`` (``a_n = num_accepted_tokens[n]``, or ``idx[n, 0]`` without it) and
