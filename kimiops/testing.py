@@ -101,3 +101,32 @@ def make_kda_inputs(
     dev = torch.device(device)
     gate_kwargs = {n: (t.to(dev) if isinstance(t, torch.Tensor) else t) for n, t in gate_kwargs.items()}
     return KDAInputs(q.to(dev), k.to(dev), v.to(dev), g.to(dev), beta.to(dev), g_decay.to(dev), gate_kwargs)
+
+
+def offline_sm90() -> None:
+    """Compile for sm_90 on a machine without a GPU (this process only, for good): Triton's JIT asks a
+    stubbed driver for its target (sm_90), device (0) and stream (0); programmatic dependent launch
+    counts as supported, as on Hopper; the KDA ops run their Triton kernels on CPU tensors instead of
+    the torch path. Nothing can launch afterwards: run the calls inside
+    ``kimiops.launch.compiling_in_background`` and read the compiled kernels from its futures. Not under
+    ``TRITON_INTERPRET=1`` (the interpreter compiles nothing)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    from kimiops.kda import backend, runner
+    from kimiops.kda.kernels import chunk, recurrent
+
+    class Sm90Offline:
+        def get_current_target(self):
+            return GPUTarget("cuda", 90, 32)
+
+        def get_current_device(self):
+            return 0
+
+        def get_current_stream(self, device=None):
+            return 0
+
+    triton.runtime.driver.set_active(Sm90Offline())
+    torch._C._cuda_getDevice = lambda: 0  # the decode launcher's raw device query
+    chunk.supports_pdl = recurrent.supports_pdl = lambda device: True
+    backend.kda_backend = runner.kda_backend = lambda *args, **kwargs: "triton"

@@ -25,33 +25,13 @@ import time
 
 def child(workers: int, heads: int, dim: int, max_requests: int) -> dict:
     import torch
-    import triton
-    from triton.backends.compiler import GPUTarget
 
     import kimiops
-    from kimiops.kda import backend as backend_mod
-    from kimiops.kda import runner
-    from kimiops.kda.kernels import chunk, recurrent
     from kimiops.kda.warmup import warmup_calls
     from kimiops.launch import compiling_in_background
+    from kimiops.testing import offline_sm90
 
-    class Sm90Offline:
-        """What Triton's JIT asks the driver for before it compiles (``create_binder``, ``run``)."""
-
-        def get_current_target(self):
-            return GPUTarget("cuda", 90, 32)
-
-        def get_current_device(self):
-            return 0
-
-        def get_current_stream(self, device=None):
-            return 0
-
-    triton.runtime.driver.set_active(Sm90Offline())
-    torch._C._cuda_getDevice = lambda: 0  # the raw query of the decode launcher's cache key
-    chunk.supports_pdl = recurrent.supports_pdl = lambda device: True
-    # the kernels on CPU tensors without the interpreter (the choice a GPU's auto mode makes)
-    backend_mod.kda_backend = runner.kda_backend = lambda *args, **kwargs: "triton"
+    offline_sm90()  # target sm_90, device 0, stream 0, PDL on, the Triton kernels on CPU tensors
     backend = kimiops.KDABackend(heads, dim, dim, backend="triton")
     pool = torch.zeros(1, heads, dim, dim)
     gate = dict(A_log=torch.zeros(heads), dt_bias=torch.zeros(heads * dim))

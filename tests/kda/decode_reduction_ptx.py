@@ -2,8 +2,8 @@
 
 Run as a script in a process of its own, without Triton's interpreter (the CPU tests turn it on). Compiles
 the decode kernel for each ``DIM,V_FIRST,N`` argument (32 value heads, bf16, the softplus gate, L2 norms and
-beta sigmoid in the kernel, batch mode, so ``N`` picks the tile config) with the driver stubbed, and prints a
-JSON object mapping each argument to ``[stores, fused]``:
+beta sigmoid in the kernel, batch mode, so ``N`` picks the tile config) with the driver stubbed
+(``kimiops.testing.offline_sm90``), and prints a JSON object mapping each argument to ``[stores, fused]``:
 
 - ``stores``: unpredicated ``st.shared`` instructions that write the result of a butterfly reduction (a
   layout conversion of a reduced tensor whose copies every lane writes);
@@ -19,28 +19,12 @@ import re
 import sys
 
 import torch
-import triton
-from triton.backends.compiler import GPUTarget
 
 import kimiops
-from kimiops.kda import runner
-from kimiops.kda.kernels import chunk, recurrent
 from kimiops.launch import compiling_in_background
+from kimiops.testing import offline_sm90
 
 _INSTR = re.compile(r"^\s*(@!?%p\d+\s+)?([a-z][\w.:]*)\s+(.*?);\s*$")
-
-
-class _Sm90Offline:
-    """What Triton's JIT asks the driver for before it compiles."""
-
-    def get_current_target(self):
-        return GPUTarget("cuda", 90, 32)
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
 
 
 def reduction_stores(ptx: str) -> tuple[int, int]:
@@ -94,10 +78,7 @@ def decode_ptx(dim: int, v_first: bool, n: int) -> str:
 
 
 def main() -> None:
-    triton.runtime.driver.set_active(_Sm90Offline())
-    torch._C._cuda_getDevice = lambda: 0  # the decode launcher's raw device query
-    chunk.supports_pdl = recurrent.supports_pdl = lambda device: True
-    runner.kda_backend = lambda *args, **kwargs: "triton"  # the kernels on CPU tensors, not the torch path
+    offline_sm90()
     out = {}
     for arg in sys.argv[1:]:
         dim, v_first, n = (int(v) for v in arg.split(","))
