@@ -45,12 +45,10 @@ def main() -> None:
                 results = {}
                 for path in paths:
                     y = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+                    k_split = exact_k_split(K, 128, splits)
                     if path == "triton":
-                        k_split = exact_k_split(K, 128, splits)
-                        cfg = SkinnyConfig(64, block_m_for(M), 128, k_split, 4, 4, True)
-                        skinny_linear(x, w, bias, y, cfg)
+                        skinny_linear(x, w, bias, y, SkinnyConfig(64, block_m_for(M), 128, k_split, 4, 4, True))
                     else:
-                        k_split = exact_k_split(K, 128, splits)
                         cfg = sg.GluonConfig(block_k=128, k_split=k_split, num_stages=3, cluster=path == "cluster")
                         sg.gluon_linear(x, w, bias, y, cfg)
                     torch.cuda.synchronize()

@@ -5,8 +5,9 @@
 (no split when there are >= 0.45 x 132 weight tiles, else the fewest splits whose programs fill the SMs
 to >= 90%, and the next such). The Gluon sweep times every split count from 2 to 8 since the fifty-fifth
 session, which found 2 splits on 2624x2048 that the rule never offered. This does the same for the
-Triton kernel: per shape and M, the committed per-M tile (``block_m``, ``num_warps``, PDL) with 64-row
-weight tiles, K tiles of 128 and 256, and every split count in ``--splits``, each checked against
+Triton kernel: per shape and M, the tile of the committed large-weight buckets (64 weight rows, 4 warps,
+PDL, ``block_m_for(M)`` token rows) with K tiles of 128 and 256, 6 or 3 stages (clamped to shared memory)
+and every split count in ``--splits``, each checked against
 cuBLAS and timed as CUDA-graph replay over rotating weights (cold L2, ``bench_linear.graph_us``) next
 to cuBLAS and ``kimiops.linear(backend="auto")``. The K split is a shape-level choice (it fixes the
 order of the sum over K, so every M of a shape shares one), so the summary per shape is the geomean
