@@ -210,14 +210,14 @@ def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask
             tl.load(p_b + t * s_bt, mask=ok, other=0.0))
 
 
-
 # Head dims up to 32: o's products are rounded on their own (``mul.rn``, which neither LLVM nor ptxas
 # contracts) before the reduction. Where a lane holds one element along K, LLVM otherwise fuses the product
 # into the first butterfly step (lane i: fma(h_i, q_i, round(h_j q_j)), its partner the other way round),
 # so the lanes' copies of a reduced o element differ in their last bits, and the layout conversion of o's
 # store has all of them write one shared-memory address: racecheck's write-after-write hazards at head
 # dims of 16 (benchmarks/results/logs_20261206_s56/, docs/decode.md). Wider heads keep the fused products:
-# racecheck found no hazard there, and rounding them would change o's bits and the timed kernel.
+# racecheck found no hazard there, nor does tests/kda/decode_reduction_ptx.py, and rounding them would change
+# o's bits and the timed kernel.
 _ROUND_O_MAX_BK = tl.constexpr(32)
 _MUL_RN = tl.constexpr(not interpreter_enabled())  # the interpreter has no libdevice (and contracts nothing)
 
