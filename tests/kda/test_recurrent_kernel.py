@@ -10,8 +10,13 @@ pool slots compared bit for bit afterwards.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -26,6 +31,7 @@ from kimiops.kda.kernels.recurrent import (
 )
 from kimiops.kda.reference import naive_recurrent_kda
 from kimiops.testing import rel_err
+from decode_reduction_ptx import reduction_stores  # this directory (pytest prepends it to sys.path)
 
 HAS_CUDA = torch.cuda.is_available()
 CPU = torch.device("cpu")
@@ -599,8 +605,6 @@ def test_reduction_store_detector():
     """``decode_reduction_ptx.reduction_stores`` finds the PTX of racecheck's hazard (a product fused into
     a butterfly step, then stored by every lane) and passes the same reduction with the product rounded
     first, a predicated store (one lane writes) and a store of values no shuffle reached."""
-    from tests.kda.decode_reduction_ptx import reduction_stores
-
     assert reduction_stores(_BROKEN_REDUCTION) == (1, 1)
     rounded = _BROKEN_REDUCTION.replace("fma.rn.f32 %r124, %r46, %r151, %r123;",
                                         "mul.rn.f32 %r150, %r46, %r151;\n add.f32 %r124, %r150, %r123;")
@@ -614,12 +618,6 @@ def test_decode_reductions_store_equal_copies():
     reduction whose copies every lane writes to shared memory takes a shuffled value into an FMA. At head
     dims of 16 one did (racecheck's write-after-write hazards on o's store, fifty-sixth session); o's
     products are now rounded first there (``recurrent._ROUND_O_MAX_BK``)."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     args = [f"{dim},{v_first},{n}" for dim in (16, 32, 64, 128, 256) for v_first in (0, 1) for n in (1, 2, 4)]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
