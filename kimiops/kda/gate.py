@@ -83,8 +83,9 @@ def kda_gate(
 
 # --------------------------------------------------------------------------- triton
 LOG2E = tl.constexpr(1.4426950408889634)
-# Divisions of the softplus gate as ``div.approx.f32`` (2 ulp; the interpreter has no libdevice).
-_FAST_DIV = tl.constexpr(not interpreter_enabled())
+#: Whether kernels may call libdevice: compiled, not in Triton's interpreter, which has none (the softplus
+#: gate's ``div.approx.f32`` divisions, the decode kernel's rounded products).
+LIBDEVICE = tl.constexpr(not interpreter_enabled())
 # atanh(s) / s as a polynomial in s^2 on s in [0, 1/3]: a degree-4 least-squares fit at Chebyshev
 # nodes, relative error 7.8e-9 with the coefficients rounded to fp32 (Taylor of that degree: 1.6e-6;
 # benchmarks/results/cpu_checks_20261202_s37/softplus_poly_error.py).
@@ -107,7 +108,7 @@ def exp_ftz_tl(x):
 
 @triton.jit
 def _div_tl(a, b):
-    if _FAST_DIV:
+    if LIBDEVICE:  # div.approx.f32, 2 ulp
         return libdevice.fast_dividef(a, b)
     else:
         return a / b

@@ -113,9 +113,8 @@ from triton.language.extra import libdevice
 
 import kimiops.launch as fast_launch
 from kimiops.arch import supports_pdl
-from kimiops.interpreter import interpreter_enabled
 from kimiops.intmath import cdiv, next_power_of_2
-from kimiops.kda.gate import beta_from_logits_tl, kda_gate_tl, l2norm_tl
+from kimiops.kda.gate import LIBDEVICE, beta_from_logits_tl, kda_gate_tl, l2norm_tl
 from kimiops.launch import RawLaunch, fast_launch_allowed, jit_launch
 
 __all__ = ["recurrent_kda_fwd", "recurrent_kda_fwd_config", "config_for", "CONFIG_CANDIDATES", "BoundLaunch",
@@ -219,7 +218,6 @@ def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask
 # racecheck found no hazard there, nor does tests/kda/decode_reduction_ptx.py, and rounding them would change
 # o's bits and the timed kernel.
 _ROUND_O_MAX_BK = tl.constexpr(32)
-_MUL_RN = tl.constexpr(not interpreter_enabled())  # the interpreter has no libdevice (and contracts nothing)
 
 
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
@@ -402,7 +400,7 @@ def _recurrent_kda_fwd_kernel(
             b_h = b_h * b_decay[None, :]
             b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
             b_h = b_h + (b_beta * b_err)[:, None] * b_k[None, :]
-            if BK <= _ROUND_O_MAX_BK and _MUL_RN:
+            if BK <= _ROUND_O_MAX_BK and LIBDEVICE:  # the interpreter contracts nothing
                 b_o = tl.sum(libdevice.mul_rn(b_h, b_q[None, :]), axis=1, keep_dims=True)  # [BV, 1]
             else:
                 b_o = tl.sum(b_h * b_q[None, :], axis=1, keep_dims=True)
@@ -410,7 +408,7 @@ def _recurrent_kda_fwd_kernel(
             b_h = b_h * b_decay[:, None]
             b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
             b_h = b_h + b_k[:, None] * (b_beta * b_err)[None, :]
-            if BK <= _ROUND_O_MAX_BK and _MUL_RN:
+            if BK <= _ROUND_O_MAX_BK and LIBDEVICE:  # the interpreter contracts nothing
                 b_o = tl.sum(libdevice.mul_rn(b_h, b_q[:, None]), axis=0, keep_dims=True)  # [1, BV]
             else:
                 b_o = tl.sum(b_h * b_q[:, None], axis=0, keep_dims=True)
