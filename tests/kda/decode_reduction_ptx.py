@@ -1,9 +1,11 @@
 """Offline sm_90 PTX of the decode kernel's reductions, for ``test_recurrent_kernel.py`` (no GPU needed).
 
 Run as a script in a process of its own, without Triton's interpreter (the CPU tests turn it on). Compiles
-the decode kernel for each ``DIM,V_FIRST,N`` argument (32 value heads, bf16, the softplus gate, L2 norms and
-beta sigmoid in the kernel, batch mode, so ``N`` picks the tile config) with the driver stubbed
-(``kimiops.testing.offline_sm90``), and prints a JSON object mapping each argument to ``[stores, fused]``:
+the decode kernel for each ``DIM,V_FIRST,N[,DTYPE,STATE]`` argument (32 value heads, inputs in ``DTYPE``: bf16
+by default, or fp16 / fp32; the softplus gate, L2 norms and beta sigmoid in the kernel; batch mode, so ``N``
+picks the tile config; ``STATE`` ``pool``, the default, or ``none`` for no initial state) with the driver
+stubbed (``kimiops.testing.offline_sm90``), and prints a JSON object mapping each argument to ``[stores,
+fused]``:
 
 - ``stores``: unpredicated ``st.shared`` instructions that write the result of a butterfly reduction (a
   layout conversion of a reduced tensor whose copies every lane writes);
@@ -12,7 +14,7 @@ beta sigmoid in the kernel, batch mode, so ``N`` picks the tile config) with the
   its own product and its partner's differently, so the lanes' copies differ and the store races
   (benchmarks/results/logs_20261206_s56/, docs/decode.md).
 
-    python3 tests/kda/decode_reduction_ptx.py 16,0,1 [...]
+    python3 tests/kda/decode_reduction_ptx.py 16,0,1 32,1,2,fp32,none [...]
 """
 import json
 import re
@@ -64,15 +66,18 @@ def reduction_stores(ptx: str) -> tuple[int, int]:
     return n_stores, n_fused
 
 
-def decode_ptx(dim: int, v_first: bool, n: int) -> str:
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def decode_ptx(dim: int, v_first: bool, n: int, dtype: str = "bf16", state: str = "pool") -> str:
     heads = 32
-    q = torch.randn(n, 1, heads, dim, dtype=torch.bfloat16)
+    q = torch.randn(n, 1, heads, dim, dtype=DTYPES[dtype])
+    pool = dict(initial_state=torch.zeros(n, heads, dim, dim), ssm_state_indices=torch.arange(n, dtype=torch.int32))
     with compiling_in_background(1) as mode:
-        kimiops.fused_recurrent_kda(q, q, q, q, torch.randn(n, 1, heads, dtype=torch.bfloat16),
-                                    initial_state=torch.zeros(n, heads, dim, dim), use_qk_l2norm_in_kernel=True,
-                                    use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
-                                    A_log=torch.zeros(heads), dt_bias=torch.zeros(heads * dim), state_v_first=v_first,
-                                    ssm_state_indices=torch.arange(n, dtype=torch.int32))
+        kimiops.fused_recurrent_kda(q, q, q, q, torch.randn(n, 1, heads, dtype=q.dtype), use_qk_l2norm_in_kernel=True,
+                                    use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=torch.zeros(heads),
+                                    dt_bias=torch.zeros(heads * dim), state_v_first=v_first,
+                                    **(pool if state == "pool" else {}))
     (kernel,) = [fk.future.result() for fk in mode.future_kernels.values()]
     return kernel.asm["ptx"]
 
@@ -81,8 +86,8 @@ def main() -> None:
     offline_sm90()
     out = {}
     for arg in sys.argv[1:]:
-        dim, v_first, n = (int(v) for v in arg.split(","))
-        out[arg] = reduction_stores(decode_ptx(dim, bool(v_first), n))
+        dim, v_first, n, *rest = arg.split(",")
+        out[arg] = reduction_stores(decode_ptx(int(dim), bool(int(v_first)), int(n), *rest))
     print(json.dumps(out))
 
 

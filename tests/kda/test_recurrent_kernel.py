@@ -614,11 +614,14 @@ def test_reduction_store_detector():
 
 
 def test_decode_reductions_store_equal_copies():
-    """Offline sm_90 compile (no GPU), head dims 16-256, both state layouts, three tile configs: no
-    reduction whose copies every lane writes to shared memory takes a shuffled value into an FMA. At head
-    dims of 16 one did (racecheck's write-after-write hazards on o's store, fifty-sixth session); o's
-    products are now rounded first there (``recurrent._ROUND_O_MAX_BK``)."""
-    args = [f"{dim},{v_first},{n}" for dim in (16, 32, 64, 128, 256) for v_first in (0, 1) for n in (1, 2, 4)]
+    """Offline sm_90 compile (no GPU), head dims 16-256, both state layouts, three tile configs, bf16 inputs
+    with a pool and fp32 inputs without an initial state: no reduction whose copies every lane writes to
+    shared memory takes a shuffled value into an FMA. Two did (racecheck's write-after-write hazards): o's
+    at head dims of 16 (fifty-sixth session), and the error's at 16 and 32 with fp32 inputs, a V-first
+    state and no initial state (fifty-seventh). Their products are now rounded first at head dims up to 32
+    (``recurrent._ROUND_PRODUCTS_MAX_BK``)."""
+    args = [f"{dim},{v_first},{n}{form}" for dim in (16, 32, 64, 128, 256) for v_first in (0, 1) for n in (1, 2, 4)
+            for form in ("", ",fp32,none")]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
     run = subprocess.run([sys.executable, str(Path(__file__).with_name("decode_reduction_ptx.py")), *args],

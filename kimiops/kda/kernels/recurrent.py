@@ -27,8 +27,9 @@ rounded to bf16, round-to-nearest-even, on store); o is stored in o's dtype. The
 exponentials evaluated on gates are ``exp(g)`` with ``g <= 0`` (log decays; a softplus gate of
 ``|g|`` ~ 3e3 underflows to exactly 0, which is the right answer), plus those inside ``gate.py``:
 softplus takes ``e^-|x|`` (<= 1), and the sigmoids of the lower-bound gate and of beta may take an
-``e^-x`` of +inf, which gives exactly 0 (``sigmoid_tl``). At head dims up to 32, o's products are
-rounded before their reduction (``_ROUND_O_MAX_BK``), so every lane's copy of o is the same sum.
+``e^-x`` of +inf, which gives exactly 0 (``sigmoid_tl``). At head dims up to 32, the products of both
+reductions over K (the error's and o's) are rounded before they are summed (``_ROUND_PRODUCTS_MAX_BK``), so
+every lane's copy of a reduced value is the same sum.
 
 Speculative verification (``SPEC``: indices ``[N, T_max]``, vLLM's convention): sequence n starts
 from slot ``idx[n, a_n - 1]`` (``a_n = num_accepted_tokens[n]``, or ``idx[n, 0]`` without it) and
@@ -209,15 +210,18 @@ def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask
             tl.load(p_b + t * s_bt, mask=ok, other=0.0))
 
 
-# Head dims up to 32: o's products are rounded on their own (``mul.rn``, which neither LLVM nor ptxas
-# contracts) before the reduction. Where a lane holds one element along K, LLVM otherwise fuses the product
-# into the first butterfly step (lane i: fma(h_i, q_i, round(h_j q_j)), its partner the other way round),
-# so the lanes' copies of a reduced o element differ in their last bits, and the layout conversion of o's
-# store has all of them write one shared-memory address: racecheck's write-after-write hazards at head
-# dims of 16 (benchmarks/results/logs_20261206_s56/, docs/decode.md). Wider heads keep the fused products:
-# racecheck found no hazard there, nor does tests/kda/decode_reduction_ptx.py, and rounding them would change
-# o's bits and the timed kernel.
-_ROUND_O_MAX_BK = tl.constexpr(32)
+# Head dims up to 32: the products of the reductions over K (the error's and o's) are rounded on their own
+# (``mul.rn``, which neither LLVM nor ptxas contracts) before they are summed. Where a lane holds one element
+# along K, LLVM otherwise fuses the product into the first butterfly step (lane i: fma(h_i, q_i,
+# round(h_j q_j)), its partner the other way round), so the lanes' copies of the reduced value differ in their
+# last bits, and a layout conversion that has all of them write one shared-memory address races: racecheck's
+# write-after-write hazards on o's store at head dims of 16 (benchmarks/results/logs_20261206_s56/), and on
+# the error's conversion at 16 and 32 with fp32 inputs, a V-first state and no initial state
+# (logs_20261206_s57/, docs/decode.md). Wider heads keep the fused products: racecheck found no hazard there,
+# nor does tests/kda/decode_reduction_ptx.py, and rounding them would change the bits and the timed kernel.
+# The rule is written out at each reduction: through a @triton.jit helper, 4 of 20 configs at head dims 64
+# and 128 compiled to other SASS (cpu_checks_20261206_s57/decode_sass_compare.log).
+_ROUND_PRODUCTS_MAX_BK = tl.constexpr(32)
 
 
 @triton.jit(do_not_specialize=_INT_ARGS, do_not_specialize_on_alignment=_UNALIGNED_PTRS)
@@ -398,17 +402,23 @@ def _recurrent_kda_fwd_kernel(
         # vs 8.45-8.50 us, ``logs_h200_20261130i/r3_decode_variants.log``)
         if V_FIRST:  # b_h [BV, BK]
             b_h = b_h * b_decay[None, :]
-            b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
+            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:  # the interpreter contracts nothing
+                b_err = b_v - tl.sum(libdevice.mul_rn(b_h, b_k[None, :]), axis=1)
+            else:
+                b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
             b_h = b_h + (b_beta * b_err)[:, None] * b_k[None, :]
-            if BK <= _ROUND_O_MAX_BK and LIBDEVICE:  # the interpreter contracts nothing
+            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:
                 b_o = tl.sum(libdevice.mul_rn(b_h, b_q[None, :]), axis=1, keep_dims=True)  # [BV, 1]
             else:
                 b_o = tl.sum(b_h * b_q[None, :], axis=1, keep_dims=True)
         else:  # b_h [BK, BV]
             b_h = b_h * b_decay[:, None]
-            b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
+            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:
+                b_err = b_v - tl.sum(libdevice.mul_rn(b_h, b_k[:, None]), axis=0)
+            else:
+                b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
             b_h = b_h + b_k[:, None] * (b_beta * b_err)[None, :]
-            if BK <= _ROUND_O_MAX_BK and LIBDEVICE:  # the interpreter contracts nothing
+            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:
                 b_o = tl.sum(libdevice.mul_rn(b_h, b_q[:, None]), axis=0, keep_dims=True)  # [1, BV]
             else:
                 b_o = tl.sum(b_h * b_q[:, None], axis=0, keep_dims=True)
