@@ -2,10 +2,10 @@
 # The whole test suite on one GPU in four pytest processes side by side, for machines where one process takes
 # longer than a session's call allows: on a cold H100 with 16 CPUs, one process over the suite less four files
 # stopped at its 560 s bound at item 677 of 728 (logs_h100_20261206/); the four shards' longest, chunk, took
-# 8 min 10 s (logs_20261206_s57/run3/). The suite is bound by Triton compiles, which the CPUs then share. The shards are
-# disjoint sets of files, and a test file added later lands in one of the last two. No test times the GPU or
-# reads another process's memory figures. Logs <out>/pytest_<shard>.log; exit status 0 only if every shard
-# passed. Run from the repository root:
+# 8 min 10 s (logs_20261206_s57/run3/). The suite is bound by Triton compiles, which the CPUs then share.
+# The shards are disjoint sets of files, and a test file added later lands in one of the last two. No test
+# times the GPU or reads another process's memory figures. Logs <out>/pytest_<shard>.log; exit status 0 only if
+# every shard passed. Run from the repository root:
 #   bash benchmarks/tools/gpu_suite.sh <out> [timeout seconds per shard, default 540]
 set -u
 out=$1 limit=${2:-540}

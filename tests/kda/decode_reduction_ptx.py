@@ -77,7 +77,7 @@ def decode_ptx(dim: int, v_first: bool, n: int, dtype: str = "bf16", state: str 
         kimiops.fused_recurrent_kda(q, q, q, q, torch.randn(n, 1, heads, dtype=q.dtype), use_qk_l2norm_in_kernel=True,
                                     use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True, A_log=torch.zeros(heads),
                                     dt_bias=torch.zeros(heads * dim), state_v_first=v_first,
-                                    **(pool if state == "pool" else {}))
+                                    **{"pool": pool, "none": {}}[state])
     (kernel,) = [fk.future.result() for fk in mode.future_kernels.values()]
     return kernel.asm["ptx"]
 
