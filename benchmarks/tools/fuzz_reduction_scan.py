@@ -8,7 +8,7 @@ that compiled it, then the counts; exits 1 if any was flagged. Not under ``TRITO
 
     PYTHONPATH=$PWD python3 benchmarks/tools/fuzz_reduction_scan.py SEED [SEED ...] [--calls 200]
 
-Seeds 58-61 at 200 calls (1,181 variants) take about 10 minutes on two CPUs with an empty Triton cache."""
+Seeds 58-61 at 200 calls (1,181 variants) took 15 minutes on two CPUs that a CI run shared."""
 import argparse
 import collections
 import os
