@@ -590,7 +590,6 @@ def test_bound_launch_passes_addresses_in_kernel_order(cuda_queries):
     assert bound(q, k, v, g, beta, pool, idx, pool, idx, cu, A_log, dt_bias) is None
 
 
-
 _BROKEN_REDUCTION = """
     shfl.sync.bfly.b32 %r123, %r113, 16, 31, -1;
     fma.rn.f32 %r124, %r46, %r151, %r123;

@@ -219,8 +219,9 @@ def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask
 # the error's conversion at 16 and 32 with fp32 inputs, a V-first state and no initial state
 # (logs_20261206_s57/, docs/decode.md). Wider heads keep the fused products: racecheck found no hazard there,
 # nor does tests/kda/decode_reduction_ptx.py, and rounding them would change the bits and the timed kernel.
-# The rule is written out at each reduction: through a @triton.jit helper, 4 of 20 configs at head dims 64
-# and 128 compiled to other SASS (cpu_checks_20261206_s57/decode_sass_compare.log).
+# The kernel tests ``ROUND_PRODUCTS`` at each reduction rather than calling a @triton.jit helper: through a
+# helper, 4 of 20 configs at head dims 64 and 128 compiled to other SASS (cpu_checks_20261206_s57/
+# decode_sass_compare.log).
 _ROUND_PRODUCTS_MAX_BK = tl.constexpr(32)
 
 
@@ -303,6 +304,7 @@ def _recurrent_kda_fwd_kernel(
         write_ok = write_ok & (eos > bos)
 
     # ---- tile coordinates
+    ROUND_PRODUCTS: tl.constexpr = BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE  # the interpreter contracts nothing
     o_k = tl.arange(0, BK)
     o_v = i_v * BV + tl.arange(0, BV)
     if EVEN_K:
@@ -402,23 +404,23 @@ def _recurrent_kda_fwd_kernel(
         # vs 8.45-8.50 us, ``logs_h200_20261130i/r3_decode_variants.log``)
         if V_FIRST:  # b_h [BV, BK]
             b_h = b_h * b_decay[None, :]
-            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:  # the interpreter contracts nothing
+            if ROUND_PRODUCTS:
                 b_err = b_v - tl.sum(libdevice.mul_rn(b_h, b_k[None, :]), axis=1)
             else:
                 b_err = b_v - tl.sum(b_h * b_k[None, :], axis=1)
             b_h = b_h + (b_beta * b_err)[:, None] * b_k[None, :]
-            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:
+            if ROUND_PRODUCTS:
                 b_o = tl.sum(libdevice.mul_rn(b_h, b_q[None, :]), axis=1, keep_dims=True)  # [BV, 1]
             else:
                 b_o = tl.sum(b_h * b_q[None, :], axis=1, keep_dims=True)
         else:  # b_h [BK, BV]
             b_h = b_h * b_decay[:, None]
-            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:
+            if ROUND_PRODUCTS:
                 b_err = b_v - tl.sum(libdevice.mul_rn(b_h, b_k[:, None]), axis=0)
             else:
                 b_err = b_v - tl.sum(b_h * b_k[:, None], axis=0)
             b_h = b_h + b_k[:, None] * (b_beta * b_err)[None, :]
-            if BK <= _ROUND_PRODUCTS_MAX_BK and LIBDEVICE:
+            if ROUND_PRODUCTS:
                 b_o = tl.sum(libdevice.mul_rn(b_h, b_q[:, None]), axis=0, keep_dims=True)  # [1, BV]
             else:
                 b_o = tl.sum(b_h * b_q[:, None], axis=0, keep_dims=True)
