@@ -1,7 +1,7 @@
 #!/bin/bash
-# Fifty-eighth session: the fifty-seventh session's gpu_next.sh (racecheck on seed 58's
-# 40 public calls, which raced before that session's fix, then the decode GPU tests; on an H200 then the issue's prefill table), on an H100 then racecheck on 40 calls of
-# a new seed (59) with the time left. Carry .whl.
+# Fifty-eighth session: the fifty-seventh session's gpu_next.sh (racecheck on seed 58's 40 public calls, which
+# raced before that session's fix, then the decode GPU tests; on an H200 then the issue's prefill table); on any
+# other card then racecheck on 40 calls of a new seed (59) with the time left. Carry .whl.
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 T0=$(date +%s)
 bash benchmarks/results/logs_20261206_s57/scripts/gpu_next.sh
