@@ -396,9 +396,9 @@ def describe(c: dict) -> str:
 
 
 def fuzz(calls: int, seed: int = 0, *, big_dims: float = 0.0, device="cpu", tol: float = 3e-3,
-         compiled: bool = False, out=print, verbose: bool = False) -> int:
-    """Run ``calls`` random calls (call ``i`` drawn from seed ``seed * 100003 + i``) with both
-    backends on ``device`` (with ``compiled``, also each traced by ``torch.compile`` against the
+         compiled: bool = False, out=print, verbose: bool = False, backends=("triton", "torch")) -> int:
+    """Run ``calls`` random calls (call ``i`` drawn from seed ``seed * 100003 + i``) with each of
+    ``backends`` on ``device`` (with ``compiled``, also each traced by ``torch.compile`` against the
     eager call); reports each failing call (every call with ``verbose``) through ``out`` and returns
     the number that failed. On CPU tensors ``TRITON_INTERPRET=1`` must have been set before triton
     was imported."""
@@ -410,7 +410,7 @@ def fuzz(calls: int, seed: int = 0, *, big_dims: float = 0.0, device="cpu", tol:
         x = make_tensors(d, c)
         ref = reference(c, x)
         lines = []
-        for backend in ("triton", "torch"):
+        for backend in backends:
             try:
                 errs = check(c, x, backend, ref, tol, device)
                 if compiled and not errs:
@@ -437,10 +437,17 @@ def main():
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--compile", action="store_true",
                     help="also trace each call with torch.compile (fullgraph, aot_eager) against the eager one")
+    ap.add_argument("--backends", default="triton,torch",
+                    help="comma-separated backends to check each call with (triton alone under a sanitizer)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    backends = tuple(args.backends.split(","))
+    unknown = set(backends) - {"triton", "torch"}
+    if unknown or not backends:
+        ap.error(f"--backends: expected triton and/or torch, got {args.backends!r}")
     failed = fuzz(args.calls, args.seed, big_dims=args.big_dims, device=args.device, tol=args.tol,
-                  compiled=args.compile, out=lambda line: print(line, flush=True), verbose=args.verbose)
+                  compiled=args.compile, out=lambda line: print(line, flush=True), verbose=args.verbose,
+                  backends=backends)
     print(f"{args.calls} calls, seed {args.seed}, {args.device}: {failed} failed")
     sys.exit(1 if failed else 0)
 
