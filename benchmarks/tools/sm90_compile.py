@@ -40,7 +40,7 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict, divisible=(
         pointers: parameter name -> pointer type (``"*bf16"``...); names the function lacks are
             ignored, so one map serves several revisions of a kernel.
         const: constexpr values, likewise filtered by the function's parameters; every constexpr
-            parameter of the function needs one (ValueError otherwise).
+            parameter of the function without a default needs one (ValueError otherwise).
         options: ``triton.compile`` options (``num_warps``, ``num_stages``, ``maxnreg``).
         divisible: names of further integer parameters declared divisible by 16, as Triton
             specializes an int argument that is (an int of value 1 is a ``const`` entry instead).
@@ -49,8 +49,12 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict, divisible=(
     Returns:
         ``(compiled kernel, ptxas summary)``: the summary names registers and spill stores.
     """
-    params = list(inspect.signature(jit_fn.fn).parameters)
+    signature = inspect.signature(jit_fn.fn).parameters
+    params = list(signature)
     const = {n: x for n, x in const.items() if n in params}
+    empty = inspect.Parameter.empty
+    const.update({p.name: signature[p.name].default for p in jit_fn.params  # constexprs with a default
+                  if p.is_constexpr and p.name not in const and signature[p.name].default is not empty})
     missing = [p.name for p in jit_fn.params if p.is_constexpr and p.name not in const]
     if missing:  # typed as a runtime int below, it would compile a variant the launcher never runs
         raise ValueError(f"const: no value for the constexpr parameters {missing} of {jit_fn.fn.__name__}")

@@ -102,7 +102,7 @@ def chunk_kda_with_fused_gate(q, k, v, raw_g, raw_beta, A_log, g_bias, scale=Non
         initial_state: None or ``[N, HV, V, K]`` fp32; output_final_state: return the final states.
         use_qk_l2norm_in_kernel: L2-normalize q and k.
         cu_seqlens: int32/int64 ``[N + 1]`` (T may exceed ``cu_seqlens[-1]``: padding rows, whose
-            output rows are unspecified).
+            output rows are zeros).
         out: None, or ``[1, T, HV, V]`` that receives the output (a copy: kimiops writes its own).
     Returns:
         ``(o [1, T, HV, V] in v's dtype (``out`` when given), final states [N, HV, V, K] fp32 or None)``.

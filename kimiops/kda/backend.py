@@ -9,7 +9,7 @@ raw gate logits with ``A_log``/``dt_bias`` (softplus gate) or ``lower_bound`` (l
 with ``A_log`` and ``lower_bound`` both ``None``, ``g`` is already the log decay.
 
 CUDA-graph padding: g and beta may carry more rows than q (they are trimmed to q's token count);
-token rows past ``query_start_loc[-1]`` are padding and their output rows are unspecified;
+token rows past ``query_start_loc[-1]`` are padding and their output rows are zeros;
 padded requests have ``cache_indices == -1`` and their pool slots are never touched.
 """
 
@@ -143,7 +143,8 @@ class KDABackend:
 
         ``query_start_loc`` ``[N + 1]`` int32 is the batch's cu_seqlens; ``cache_indices`` int32
         ``[N]`` the slots (-1: padded request). A request whose slot was just allocated should have
-        its slot zeroed by the engine, as for any pool. Returns o like ``v``.
+        its slot zeroed by the engine, as for any pool. Returns o like ``v``; token rows past
+        ``query_start_loc[-1]`` (CUDA-graph padding) are ignored and get zero output rows.
         ``track_state`` fp32 ``[N, HV, V, K]`` and ``track_chunk_idx`` int32 ``[N]``: state
         snapshots for prefix caching, as in SGLang (:func:`kimiops.chunk_kda`): row n receives
         request n's state after its first ``64 * track_chunk_idx[n]`` new tokens (-1: none).

@@ -119,7 +119,7 @@ def run_kda(
                      token_steps=steps, parents=verify_parents, pad_slot_id=pad_slot_id)
     else:  # the chunk kernels index dense [B, T, heads, dim] rows
         scale, rest = split_prefill_scale(scale)
-        extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx)
+        extra.update(track_state=track_state, track_chunk_idx=track_chunk_idx, zero_padding_rows=allow_padded_tokens)
         dense = tuple(x.contiguous() for x in (q, k, v, g, beta))
         if bind is not None and rest == 1.0 and all(x is y for x, y in zip(dense, (q, k, v, g, beta))):
             extra["bind"] = bind  # a bound call repeats launches on the caller's own tensors

@@ -112,13 +112,13 @@ def reference(inp, *, gate, scale, cu_seqlens=None, h0=None, state_v_first=False
 
 def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None, ht_indices=None,
         state_v_first=False, l2=True, out=None, state_config=None, pipeline_config=None, intra_config=None,
-        allow_neg_eigval=False):
+        allow_neg_eigval=False, zero_padding_rows=False):
     return chunk_kda_fwd(
         inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=scale, cu_seqlens=cu_seqlens,
         h0=h0, h0_indices=h0_indices, ht=ht, ht_indices=ht_indices, state_v_first=state_v_first,
         use_qk_l2norm=l2, use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
         lower_bound=inp["lower_bound"], out=out, state_config=state_config, pipeline_config=pipeline_config,
-        intra_config=intra_config, allow_neg_eigval=allow_neg_eigval,
+        intra_config=intra_config, allow_neg_eigval=allow_neg_eigval, zero_padding_rows=zero_padding_rows,
     )
 
 
@@ -694,6 +694,51 @@ def test_segmented_walk_varlen_batch_pool(device, state_v_first):
         assert finite(o) and finite(states)
         assert rel_err(o, ro) < 3e-3 and rel_err(states, rs) < 3e-3
     assert rel_err(results[1][0], results[0][0]) < 1e-3 and rel_err(results[1][1], results[0][1]) < 1e-3
+
+
+# lengths, plan overrides and the state stage's layout they give (``chunk._plan``): parts for one
+# sequence, segments for few (sequence, head) pairs; the last sequence empty where it can be
+ZERO_ROW_LAYOUTS = {
+    "one": ([5, 40, 0], {"state_config": {"longest_first": False}}),
+    "sorted": ([5, 40, 0], {}),
+    "parts": ([70], {"pipeline_config": {"min_parts": 2, "max_parts": 2, "min_part_slots": 1}}),
+    "segments": ([40, 70, 0], {"pipeline_config": {"segments": 3}}),
+    "no sequence": ([], {}),
+}
+
+
+@pytest.mark.parametrize("layout", list(ZERO_ROW_LAYOUTS))
+def test_zero_padding_rows(device, layout):
+    """``zero_padding_rows`` (``KDABackend.extend``'s varlen calls, whose inputs may carry CUDA-graph
+    padding rows past ``cu_seqlens[N]``): o's 37 padding rows (two stores of 32 rows) come out as
+    zeros in each layout of the state stage, over a NaN-poisoned ``out``, the real rows as in the
+    call without padding rows; without the flag nothing writes them (``chunk_kda``'s contract: no
+    padding rows)."""
+    lens, overrides = ZERO_ROW_LAYOUTS[layout]
+    cu = torch.tensor([0] + torch.tensor(lens, dtype=torch.int64).cumsum(0).tolist(), dtype=torch.int32,
+                      device=device)
+    live, pad = sum(lens), 37
+    inp = make_inputs(1, live + pad, 1, 2, 32, 32, "none", torch.float32, device, seed=31)
+    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=cu, h0=None,
+                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
+                 use_beta_sigmoid=True, gate="none", A_log=None, dt_bias=None, lower_bound=None, out=None,
+                 intra_config=None, state_config=overrides.get("state_config"),
+                 pipeline_config=overrides.get("pipeline_config"))
+    assert {"one": plan.get("order") is None and len(plan.get("parts", [0])) == 1,
+            "sorted": plan.get("order") is not None, "parts": len(plan.get("parts", ())) == 2,
+            "segments": plan.get("seg_max", 1) > 1, "no sequence": plan["N"] == 0}[layout]
+    outs = {}
+    for flag in (True, False):
+        out = torch.full(inp["v"].shape, POISON, device=device)
+        outs[flag] = run(inp, gate="none", scale=0.2, cu_seqlens=cu, out=out, zero_padding_rows=flag, **overrides)
+        assert outs[flag] is out
+    assert torch.equal(outs[True][:, live:], torch.zeros_like(outs[True][:, live:]))
+    assert bool(outs[False][:, live:].isnan().all())
+    assert torch.equal(outs[True][:, :live], outs[False][:, :live])
+    if live:
+        trimmed = {n: (x[:, :live] if torch.is_tensor(x) and x.dim() > 1 else x) for n, x in inp.items()}
+        ro, _ = reference(trimmed, gate="none", scale=0.2, cu_seqlens=cu)
+        assert rel_err(outs[True][:, :live], ro) < 3e-3
 
 
 def test_segment_rule():

@@ -135,6 +135,7 @@ def chunk_kda_fwd(
     allow_neg_eigval: bool = False,
     track_state: torch.Tensor | None = None,
     track_chunk_idx: torch.Tensor | None = None,
+    zero_padding_rows: bool = False,
 ) -> torch.Tensor:
     """Chunked KDA forward on the Triton pipeline (inputs already validated by the caller).
 
@@ -160,6 +161,8 @@ def chunk_kda_fwd(
             as ``ht`` (``[N, HV, ...]``) and int32/int64 ``[N]`` chunk indices in units of
             ``TRACK_CHUNK`` tokens (-1: none); row n gets sequence n's state after
             ``track_chunk_idx[n] * TRACK_CHUNK`` tokens.
+        zero_padding_rows: a varlen call's token rows past ``cu_seqlens[N]`` (CUDA-graph padding,
+            ``KDABackend.extend``) get zero output rows; otherwise nothing writes them.
     Returns:
         o ``[B, T, HV, V]`` in v's dtype.
     """
@@ -169,7 +172,11 @@ def chunk_kda_fwd(
                  lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config,
                  pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval)
     plan["track"], plan["track_idx"] = track_state, track_chunk_idx
-    if plan["N"] > 0:
+    plan["zero_padding_rows"] = bool(zero_padding_rows) and plan["is_varlen"]
+    if plan["N"] == 0:  # no sequence: every row is padding (no kernel runs)
+        if plan["zero_padding_rows"]:
+            plan["o"].zero_()
+    else:
         if bind is None or out is not None:
             _launch(plan)
         else:
@@ -384,9 +391,10 @@ def _launch_state(p, lo=0, hi=None, pdl=False, order_done=False):
         *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], _or_dummy(p, order), _or_dummy(p, carry),
         *_track_pointers(p), *strides,
         carry.stride(0) if carry is not None else 0, kernel_rows(p["T"], p["is_varlen"]), p["NT"], lo, hi, 0, 0,
+        p["B"] * p["T"],
         BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, ORDERED=order is not None,
         V_TILES_ADJACENT=adjacent, GRID_3D=grid_3d, PARTED=carry is not None, SEG=0, PDL=pdl, launch_pdl=pdl,
-        **_state_constexprs(p),
+        ZERO_PADDING_ROWS=p["zero_padding_rows"], **_state_constexprs(p),
     )
 
 
@@ -405,10 +413,11 @@ def _launch_segments(p):
     common = dict(_state_constexprs(p), ORDERED=False, V_TILES_ADJACENT=False, GRID_3D=True, PARTED=False, PDL=False)
     track = _track_pointers(p)
     rows = kernel_rows(p["T"], p["is_varlen"])
-    tail = (rows, p["NT"], 0, p["NC"], p["seg_len"], seg_max)
+    tail = (rows, p["NT"], 0, p["NC"], p["seg_len"], seg_max, p["B"] * p["T"])
     launch(chunk_state_kernel, (HV, (K + V) // BV1, N * (seg_max - 1)),
            *bufs, p["v"], p["o"], dummy, dummy, dummy, dummy, p["cu"], dummy, maps, dummy, dummy, *strides,
-           maps.stride(0), *tail, BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, **dict(common, TRACK_STEPS=0))
+           maps.stride(0), *tail, BV=BV1, HAS_H0=False, HAS_HT=False, SEG=1, ZERO_PADDING_ROWS=False,
+           **dict(common, TRACK_STEPS=0))
     stc = SEGMENT_STARTS_CONFIG
     BVC = min(stc["BV"], V)
     launch(segment_starts_kernel, (HV, V // BVC, N), maps, starts, *_state_pointers(p)[:2], p["cu"],
@@ -419,4 +428,5 @@ def _launch_segments(p):
     return launch(chunk_state_kernel, (HV, V // BV, N * seg_max),
                   *bufs, p["v"], p["o"], *_state_pointers(p), p["cu"], dummy, starts, *track, *strides,
                   starts.stride(0), *tail,
-                  BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2, **common)
+                  BV=BV, HAS_H0=p["h0"] is not None, HAS_HT=p["ht"] is not None, SEG=2,
+                  ZERO_PADDING_ROWS=p["zero_padding_rows"], **common)

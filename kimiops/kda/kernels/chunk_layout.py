@@ -36,8 +36,9 @@ SUB_CHUNK = 16
 # (``logs_h100_20261205d/r2_ab_means.log``, tree nspec). ``T`` stays specialized: fixed-length calls'
 # row arithmetic uses it (with ``T`` divisible by 16, stage 1 at B8 T1024 has 8 SASS instructions
 # fewer, the segmented walk's maps at B1 T8192 32 fewer), and a varlen call passes ``T`` as 0
-# (:func:`kernel_rows`).
-CALL_COUNTS = ("N", "NT", "slot_off", "n_programs", "slot_lo", "slot_hi", "seg_len", "seg_max")
+# (:func:`kernel_rows`). ``rows``, o's token rows, is read only where a varlen call zeroes its padding
+# rows (``chunk_state.py``, ``ZERO_PADDING_ROWS``).
+CALL_COUNTS = ("N", "NT", "slot_off", "n_programs", "slot_lo", "slot_hi", "seg_len", "seg_max", "rows")
 
 
 def kernel_rows(T: int, varlen: bool) -> int:

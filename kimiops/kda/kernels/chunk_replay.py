@@ -130,9 +130,9 @@ def _role(kernel, values) -> str | None:
 # signature (flags, dtypes, head sizes, scratch buffers). ``chain_done``: a later part's
 # completion counter, an address in the chain buffer that follows the part's index.
 _INTRA = ("T", "N", "NT", "slot_off", "n_programs")
-_SEGMENT_WALK = ("T", "NT", "slot_lo", "slot_hi", "seg_len", "seg_max")
-_ELASTIC_NAMES = {"intra": _INTRA, "intra_chained": _INTRA + ("chain_done",),
-                  "order": ("N", "BLOCK"), "state": ("T", "NT", "slot_lo", "slot_hi"), "seg_maps": _SEGMENT_WALK,
+_SEGMENT_WALK = ("T", "NT", "slot_lo", "slot_hi", "seg_len", "seg_max", "rows")
+_ELASTIC_NAMES = {"intra": _INTRA, "intra_chained": _INTRA + ("chain_done",), "order": ("N", "BLOCK"),
+                  "state": ("T", "NT", "slot_lo", "slot_hi", "rows"), "seg_maps": _SEGMENT_WALK,
                   "seg_out": _SEGMENT_WALK, "seg_starts": ("T", "seg_len", "seg_max")}
 _ELASTIC_CONSTEXPRS = frozenset(("BLOCK",))
 
@@ -259,7 +259,7 @@ class ElasticPrefill:
         NT, NC = chunk_slots(T, N, self.varlen)
         if NC > caps["slots"] or N > caps["seqs"]:
             return None
-        common = dict(T=kernel_rows(T, self.varlen), N=N, NT=NT, BLOCK=order_block(N),
+        common = dict(T=kernel_rows(T, self.varlen), N=N, NT=NT, BLOCK=order_block(N), rows=T,
                       seg_len=seg_len, seg_max=seg_max, slot_off=0, n_programs=NC * HV, slot_lo=0, slot_hi=NC)
         form, order = self.layout[0], self.layout[0] != "segments" and self.layout[1]
         if form == "one":

@@ -41,7 +41,10 @@ the critical path of this stage, and starting it last (as plain index order may)
 waiting on it alone. The loop over chunks has a runtime trip count ``cdiv(len_n, C)`` read from
 ``cu_seqlens`` on the device (zero-length sequences copy h0 to ht). A launch may cover only the
 chunk slots ``[slot_lo, slot_hi)`` (``PARTED``, the pipelined parts of ``chunk.py``), resuming from
-and leaving the state in fp32 scratch.
+and leaving the state in fp32 scratch. With ``ZERO_PADDING_ROWS`` (varlen calls of ``KDABackend.extend``,
+whose inputs may carry CUDA-graph padding rows past ``cu_seqlens[N]``), the programs that end the
+last sequence also write zeros to o's rows ``[cu_seqlens[N], rows)``, as the decode kernel and the
+torch path do; nothing else writes them.
 
 Numerics: exponentials were all taken by the intra stage (arguments <= 0). ``u^T = v^T tb^T`` is a
 dot with ``INV_PREC`` (tf32 by default, as stage 1's inverse; its operands exact in tf32: stage 1
@@ -274,6 +277,16 @@ def _initial_tile(h0, h0_indices, n, hv, s_off, b_s, HV: tl.constexpr, K: tl.con
 
 
 @triton.jit
+def _zero_rows(o, hv, cv, lo, hi, HV: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr):
+    """Zeros to o's token rows ``[lo, hi)`` in head ``hv`` and columns ``cv``, C rows a store."""
+    rc = tl.arange(0, C)
+    zero = tl.zeros([C, BV], dtype=o.dtype.element_ty)
+    for r0 in range(lo, hi, C):
+        tok = (r0 + rc).to(tl.int64)
+        tl.store(o + (tok[:, None] * HV + hv) * V + cv[None, :], zero, mask=(tok < hi)[:, None])
+
+
+@triton.jit
 def _sequence_span(cu_seqlens, n, T, IS_VARLEN: tl.constexpr):
     """Token rows ``[bos, eos)`` of sequence ``n`` (int32): from ``cu_seqlens``, or ``n * T`` on."""
     if IS_VARLEN:
@@ -388,13 +401,13 @@ def longest_first_kernel(cu_seqlens, order, N, BLOCK: tl.constexpr):
 def chunk_state_kernel(
     w, tb, qg, kg, aqk, gc, v, o, h0, h0_indices, ht, ht_indices, cu_seqlens, order, carry, track, track_idx,
     s_w, s_tb, s_qg, s_kg, s_aqk, s_gc, s_carry,
-    T, NT, slot_lo, slot_hi, seg_len, seg_max,
+    T, NT, slot_lo, slot_hi, seg_len, seg_max, rows,
     HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr, C: tl.constexpr, BV: tl.constexpr,
     STATE_V_FIRST: tl.constexpr, HAS_H0: tl.constexpr, HAS_H0_IDX: tl.constexpr,
     HAS_HT: tl.constexpr, HAS_HT_IDX: tl.constexpr, IS_VARLEN: tl.constexpr, ORDERED: tl.constexpr,
     HI_FIRST: tl.constexpr, SPLIT_WS: tl.constexpr, SPLIT_KV: tl.constexpr, V_TILES_ADJACENT: tl.constexpr,
     GRID_3D: tl.constexpr, PARTED: tl.constexpr, INV_PREC: tl.constexpr, PDL: tl.constexpr,
-    POW2_SCALE: tl.constexpr, SEG: tl.constexpr, TRACK_STEPS: tl.constexpr,
+    POW2_SCALE: tl.constexpr, SEG: tl.constexpr, TRACK_STEPS: tl.constexpr, ZERO_PADDING_ROWS: tl.constexpr = False,
 ):
     """Scratch inputs ``[HV, NC, ...]`` (head strides ``s_*``); v and o ``[*, HV, V]`` token-major;
     states fp32. ``ORDERED``: the programs of the r-th sequence slot work on sequence ``order[r]``
@@ -429,7 +442,10 @@ def chunk_state_kernel(
     ``track[n]`` (layout of ``ht``): the walk covering chunk ``j * TRACK_STEPS`` stores the state it
     enters that chunk with, or, where that is the sequence's end, the walk that ends it stores its
     final state. Every chunk index has one walk in any cut into parts or segments, so exactly one
-    program per state tile writes it; other values write nothing."""
+    program per state tile writes it; other values write nothing.
+    ``ZERO_PADDING_ROWS`` (varlen, not with ``SEG = 1``): ``rows`` is o's token count; the programs
+    that end sequence N - 1 zero its rows past ``cu_seqlens[N]`` (read only then)."""
+    tl.static_assert(not ZERO_PADDING_ROWS or (IS_VARLEN and SEG != 1), "padding rows follow a varlen output walk")
     if PDL:
         tl.extra.cuda.gdc_launch_dependents()
         tl.extra.cuda.gdc_wait()
@@ -460,6 +476,11 @@ def chunk_state_kernel(
     if SEG == 2:
         seg = n % seg_max
         n = n // seg_max
+    if ZERO_PADDING_ROWS:  # the call's sequence count, from the grid
+        if GRID_3D:
+            n_last = tl.num_programs(2) // (seg_max if SEG == 2 else 1) - 1
+        else:
+            n_last = tl.num_programs(0) // (NV * HV) - 1
     if ORDERED:
         n = tl.load(order + n)
     bos, eos = _sequence_span(cu_seqlens, n, T, IS_VARLEN)
@@ -554,3 +575,6 @@ def chunk_state_kernel(
     if PARTED:
         if last >= slot_hi:
             tl.store(carry + o_carry, b_s)
+    if ZERO_PADDING_ROWS:
+        if ends_here & (n == n_last):
+            _zero_rows(o, hv, cv, eos, rows, HV, V, C, BV)
