@@ -72,16 +72,21 @@ def compile_sm90(jit_fn, pointers: dict, const: dict, options: dict, divisible=(
     return kernel, " ".join(re.findall(r"Used \d+ registers|\d+ bytes spill stores", r.stderr))
 
 
-def _sass_lines(cubin: bytes) -> list[str]:
-    """Instruction lines of a cubin's SASS (``nvdisasm`` shipped with Triton)."""
+def sass_text(cubin: bytes) -> list[str]:
+    """Every line of a cubin's SASS, labels included (``nvdisasm`` shipped with Triton)."""
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
     sass = subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True).stdout
     os.unlink(f.name)
+    return sass.splitlines()
+
+
+def _sass_lines(cubin: bytes) -> list[str]:
+    """Instruction lines of a cubin's SASS."""
     # an instruction line starts with its byte offset, /*0000*/ to /*fff0*/ and then five digits and
     # more (16 bytes per instruction: four digits alone stop counting at 4096 instructions)
-    return [line for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
+    return [line for line in sass_text(cubin) if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
 
 
 def sass_instruction_count(cubin: bytes) -> int:

@@ -1,33 +1,19 @@
 """Fifty-eighth session: the state stage's varlen builds (one launch, sorted; the segmented output walk) with
 and without ``ZERO_PADDING_ROWS``, offline sm_90 at H = HV = 32, K = V = 128, bf16: SASS instructions of the
-whole kernel and of its chunk loop (the first loop body), registers and spills, the loop's opcode digest.
+whole kernel and of its chunk loop (the longest loop), registers and spills, the loop's opcode digest.
 
     PYTHONPATH=$PWD python3 benchmarks/results/logs_20261206_s58/scripts/zero_rows_sass.py
 """
 import hashlib
 import os
 import re
-import subprocess
 import sys
-import tempfile
-
-import triton
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../tools"))
 import int_specialization_sass as isp  # noqa: E402
-from sm90_compile import STATE_POINTERS, _sass_lines, compile_sm90  # noqa: E402
+from sm90_compile import STATE_POINTERS, _sass_lines, compile_sm90, sass_text  # noqa: E402
 
 from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
-
-
-def sass_text(cubin: bytes) -> list[str]:
-    """nvdisasm's lines, labels kept."""
-    nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-    out = subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True).stdout
-    os.unlink(f.name)
-    return out.splitlines()
 
 
 def loop_body(lines):
