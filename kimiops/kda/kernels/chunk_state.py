@@ -443,8 +443,9 @@ def chunk_state_kernel(
     enters that chunk with, or, where that is the sequence's end, the walk that ends it stores its
     final state. Every chunk index has one walk in any cut into parts or segments, so exactly one
     program per state tile writes it; other values write nothing.
-    ``ZERO_PADDING_ROWS`` (varlen, not with ``SEG = 1``): ``rows`` is o's token count; the programs
-    that end sequence N - 1 zero its rows past ``cu_seqlens[N]`` (read only then)."""
+    ``ZERO_PADDING_ROWS`` (varlen, not with ``SEG = 1``): ``rows`` is o's token count (read only
+    then); the programs that end sequence N - 1 also zero o's rows ``[cu_seqlens[N], rows)`` in
+    their head and columns."""
     tl.static_assert(not ZERO_PADDING_ROWS or (IS_VARLEN and SEG != 1), "padding rows follow a varlen output walk")
     if PDL:
         tl.extra.cuda.gdc_launch_dependents()
