@@ -9,7 +9,8 @@ state after an accepted token into the request's slot.
 
 What it checks after every call:
 - each real request's output rows against the fp64 recurrence from its modelled state (``--tol``);
-  padded decode requests' rows exactly zero;
+  padded decode requests' rows and the rows of padding tokens past ``query_start_loc[-1]`` exactly
+  zero;
 - each live request's slot against its modelled state;
 - free slots (poisoned with NaN) bit-identical: no call may write them;
 - ``target_verify``: the pool bit-identical, each draft token's state in its buffer row, nothing
@@ -210,6 +211,8 @@ def simulate(steps: int, seed: int = 0, *, device="cpu", backend: str = "triton"
             fail(step, f"{kind} of {len(batch)} requests raised {type(exc).__name__}: {exc}")
             return failures
         o = o.cpu().double()
+        if o.shape[0] > T and not bool((o[T:] == 0).all()):
+            fail(step, f"{kind}: output rows of the {o.shape[0] - T} padding tokens not zero")
         starts = cu.tolist()
         for n, s in enumerate(batch):
             rows = o[starts[n]:starts[n + 1]]
