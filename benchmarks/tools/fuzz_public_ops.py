@@ -442,8 +442,7 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     backends = tuple(args.backends.split(","))
-    unknown = set(backends) - {"triton", "torch"}
-    if unknown or not backends:
+    if set(backends) - {"triton", "torch"}:
         ap.error(f"--backends: expected triton and/or torch, got {args.backends!r}")
     failed = fuzz(args.calls, args.seed, big_dims=args.big_dims, device=args.device, tol=args.tol,
                   compiled=args.compile, out=lambda line: print(line, flush=True), verbose=args.verbose,
