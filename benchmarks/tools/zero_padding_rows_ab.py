@@ -11,14 +11,16 @@ prompt at 4 heads (segments, a tensor-parallel rank). Prints per case and gate m
 their ratio, and whether the padding rows came out zero with the flag.
 
     PYTHONPATH=$PWD:$PWD/benchmarks:<fla site> python3 benchmarks/tools/zero_padding_rows_ab.py [--rounds 3]
-        [--modes g,gate]   # repository root
+        [--modes g,gate] [--cases ...]   # repository root; another tree first on PYTHONPATH times that tree
 """
 import argparse
+import os
 import statistics
 
 import torch
 
 import bench_kda_prefill as bk
+import kimiops
 from kimiops.kda.kernels import chunk as chunk_mod
 
 REP = 40  # ms of replays per median
@@ -29,10 +31,15 @@ CASES = {
     "64x128_pad": (32, [128] * 64, 8448),
     "1x3000_pad": (32, [3000], 3072),
     "1x8000_h4_pad": (4, [8000], 8192),
+    # one prompt without padding rows, for the recompiled walk's cost alone (not run by default)
+    "1x8192": (32, [8192], 8192),
+    "1x32768": (32, [32768], 32768),
 }
+DEFAULT_CASES = "varlen7_16384,8x100-400_pad,64x128_pad,1x3000_pad,1x8000_h4_pad"
 ARGS = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ARGS.add_argument("--rounds", type=int, default=3)
 ARGS.add_argument("--modes", default="g,gate")
+ARGS.add_argument("--cases", default=DEFAULT_CASES, help=f"of {', '.join(CASES)}")
 
 
 def call_fn(c, ht, out, zero_padding_rows):
@@ -48,8 +55,9 @@ def call_fn(c, ht, out, zero_padding_rows):
 
 def main():
     args = ARGS.parse_args()
-    print(f"device {torch.cuda.get_device_name()}; medians of CUDA-graph replays, {args.rounds} rounds alternated")
-    for name, (heads, lens, rows) in CASES.items():
+    print(f"kimiops from {os.path.dirname(kimiops.__file__)}; device {torch.cuda.get_device_name()}; medians of CUDA-graph replays, {args.rounds} rounds alternated")
+    for name in args.cases.split(","):
+        heads, lens, rows = CASES[name]
         for mode in args.modes.split(","):
             c = bk.make_case(1, rows, mode, lens=lens, h=heads, hv=heads)
             ht = torch.empty(len(lens), heads, bk.K, bk.V, device="cuda")

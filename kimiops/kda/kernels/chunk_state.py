@@ -526,6 +526,12 @@ def chunk_state_kernel(
         c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
         c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
 
+    if ZERO_PADDING_ROWS:
+        # before the walk, which hides the stores; stored after it, they added 1.6-2.3% to one prompt's
+        # call at 4 heads (segments; H100, benchmarks/results/logs_20261206_s59/run2)
+        if ends_here & (n == n_last):
+            _zero_rows(o, hv, cv, eos, rows, HV, V, C, BV)
+
     b_s = tl.zeros([BV, K], dtype=tl.float32)
     if SEG == 1:  # Z_0^T: the identity's rows on the map's columns, zeros on the local state's
         b_s = tl.where((col[:, None] == rk[None, :]) & (vb < K // BV), 1.0, 0.0)
@@ -576,6 +582,3 @@ def chunk_state_kernel(
     if PARTED:
         if last >= slot_hi:
             tl.store(carry + o_carry, b_s)
-    if ZERO_PADDING_ROWS:
-        if ends_here & (n == n_last):
-            _zero_rows(o, hv, cv, eos, rows, HV, V, C, BV)
