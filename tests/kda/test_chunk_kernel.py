@@ -302,6 +302,24 @@ def test_launcher_keeps_the_hierarchy_below_the_anchors_bound(device):
     assert rel_err(o, ro) < 3e-3 and rel_err(ht, rs) < 3e-3
 
 
+@pytest.mark.parametrize("parts", [1, 2])
+def test_plan_launched_stage_by_stage_gives_the_call(device, parts):
+    """``chunk._plan`` then ``_launch_intra`` and ``_launch_state`` (what the benchmarks time stage by
+    stage) give the bits of a whole ``chunk_kda_fwd`` call, in one piece and in parts."""
+    from kimiops.kda.kernels import chunk as chunk_mod
+
+    pipeline = {"min_parts": parts, "max_parts": parts, "min_part_slots": 1}
+    inp = make_inputs(1, 150, 1, 2, 32, 32, "softplus", torch.float32, device, seed=5)
+    ht = torch.full((1, 2, 32, 32), POISON, device=device)
+    plan = plan_for(inp, ht=ht, pipeline_config=pipeline)
+    assert len(plan["parts"]) == parts and plan.get("seg_max", 1) == 1
+    chunk_mod._launch_intra(plan)
+    chunk_mod._launch_state(plan)
+    ht_call = torch.full_like(ht, POISON)
+    o_call = run(inp, gate="softplus", scale=0.2, ht=ht_call, pipeline_config=pipeline)
+    assert torch.equal(bits(plan["o"]), bits(o_call)) and torch.equal(bits(ht), bits(ht_call))
+
+
 @pytest.mark.parametrize("inv_prec", ["tf32", "ieee"])
 def test_stage1_stores_tb_exact_in_tf32_for_tf32_dots(device, monkeypatch, inv_prec):
     """The state stage's ``u = tb v`` is a tf32 dot whose MMA truncates fp32 operands, so stage 1

@@ -215,7 +215,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
                 use_qk_l2norm=bool(use_qk_l2norm), use_beta_sigmoid=bool(use_beta_sigmoid),
                 neg_eigval=bool(allow_neg_eigval), gate=_GATES[gate],
                 A_log=A_log, dt_bias=dt_bias,
-                lower_bound=float(lower_bound) if lower_bound is not None else 0.0)
+                lower_bound=float(lower_bound) if lower_bound is not None else 0.0,
+                track=None, track_idx=None, zero_padding_rows=False)  # set by chunk_kda_fwd
     if N == 0:
         return plan
     inter = NUMERICS_CONFIG["inter_dtype"]
@@ -347,7 +348,7 @@ def _state_pointers(p):
 
 def _track_pointers(p):
     """``track, track_idx`` of the call (state snapshots), absent ones as ``_or_dummy``."""
-    return _or_dummy(p, p.get("track")), _or_dummy(p, p.get("track_idx"))
+    return _or_dummy(p, p["track"]), _or_dummy(p, p["track_idx"])
 
 
 def _state_constexprs(p):
@@ -355,7 +356,7 @@ def _state_constexprs(p):
     snapshot unit ``TRACK_STEPS`` in chunks: 0 without snapshots; the map walk sets its own 0)."""
     sc = p["sc"]
     return dict(HV=p["HV"], K=p["K"], V=p["V"], C=p["C"], STATE_V_FIRST=p["state_v_first"],
-                TRACK_STEPS=TRACK_CHUNK // p["C"] if p.get("track") is not None else 0,
+                TRACK_STEPS=TRACK_CHUNK // p["C"] if p["track"] is not None else 0,
                 HAS_H0_IDX=p["h0_indices"] is not None, HAS_HT_IDX=p["ht_indices"] is not None,
                 IS_VARLEN=p["is_varlen"], HI_FIRST=bool(sc["hi_first"]), SPLIT_WS=bool(sc["split_ws"]),
                 SPLIT_KV=bool(sc["split_kv"]), POW2_SCALE=bool(sc.get("pow2_scale", False)),
