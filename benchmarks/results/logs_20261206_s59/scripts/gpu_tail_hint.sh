@@ -1,0 +1,10 @@
+#!/bin/bash
+# Fifty-ninth session, run 4: run 3 timed one prompt in pipelined parts 1.5-3.7% faster with the zero-rows block
+# after the walk (.exp/zend, flag on) than without it, padding rows or not. Tree .exp/ztail: .exp/zend with the
+# block compiled into every parted launch, fixed length too (a no-op there: no rows past the last sequence), so
+# the B1 cells (4 and 8 parts) get that compile; against .exp/zstart (main). prefill_ab_rounds.sh,
+# 2 rounds, B1 T8192 and B1 T32768, precomputed g and the in-kernel gate. Carry .whl, .exp/zstart, .exp/ztail.
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/fla_core-0.6.0-py3-none-any.whl
+nvidia-smi --query-gpu=name --format=csv,noheader > $OUT/gpu.log
+AB_ARGS="--cases B1_T8192,B1_T32768 --modes g,gate" bash benchmarks/tools/prefill_ab_rounds.sh $OUT tail 2 zstart ztail
