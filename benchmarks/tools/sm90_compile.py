@@ -104,3 +104,24 @@ def sass_opcode_digest(cubin: bytes) -> str:
         pred, rest = (body.split(" ", 1) if body.startswith("@") else ("", body))
         ops.append(f"{pred} {rest.split(' ', 1)[0]}")
     return hashlib.sha1("\n".join(ops).encode()).hexdigest()[:12]
+
+
+def sass_digest(cubin: bytes) -> str:
+    """Hash of the SASS instructions with their operands (no byte offsets): equal digests, the same
+    machine code."""
+    text = [line.split("*/", 1)[1].strip().rstrip(";").split("/*")[0].strip() for line in _sass_lines(cubin)]
+    return hashlib.sha1("\n".join(text).encode()).hexdigest()[:12]
+
+
+def longest_loop_opcodes(lines: list[str]) -> list[str]:
+    """Opcodes of the longest loop of ``sass_text``'s lines: from a label to the last branch back to
+    it (the prefill state stage's chunk loop)."""
+    labels = {m.group(1): i for i, x in enumerate(lines) if (m := re.match(r"^(\.L_x_\d+):", x.strip()))}
+    best = []
+    for i, line in enumerate(lines):
+        m = re.search(r"BRA\s+`\((\.L_x_\d+)\)", line)
+        if m and labels.get(m.group(1), i) < i:
+            body = [op.group(1) for x in lines[labels[m.group(1)]:i + 1]
+                    if (op := re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", x))]
+            best = max(best, body, key=len)
+    return best

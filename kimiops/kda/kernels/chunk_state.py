@@ -526,11 +526,14 @@ def chunk_state_kernel(
         c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
         c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
 
+    # Where the zeros are stored is measured (H100, benchmarks/results/logs_20261206_s59/, runs 2-3): after
+    # the walk they added 1.6-2.3% to one prompt's call at 4 heads (segments) and nothing elsewhere, while a
+    # parted launch's chunk loop compiles to a faster schedule with them there (same 801 instructions in
+    # another order, offline sm_90): 1.5-3.7% off one prompt's call at 32 heads, padding rows or none.
     if ZERO_PADDING_ROWS:
-        # before the walk, which hides the stores; stored after it, they added 1.6-2.3% to one prompt's
-        # call at 4 heads (segments; H100, benchmarks/results/logs_20261206_s59/run2)
-        if ends_here & (n == n_last):
-            _zero_rows(o, hv, cv, eos, rows, HV, V, C, BV)
+        if not PARTED:  # before the walk, which hides the stores
+            if ends_here & (n == n_last):
+                _zero_rows(o, hv, cv, eos, rows, HV, V, C, BV)
 
     b_s = tl.zeros([BV, K], dtype=tl.float32)
     if SEG == 1:  # Z_0^T: the identity's rows on the map's columns, zeros on the local state's
@@ -582,3 +585,6 @@ def chunk_state_kernel(
     if PARTED:
         if last >= slot_hi:
             tl.store(carry + o_carry, b_s)
+        if ZERO_PADDING_ROWS:  # after the walk: the faster schedule (above)
+            if ends_here & (n == n_last):
+                _zero_rows(o, hv, cv, eos, rows, HV, V, C, BV)

@@ -1,0 +1,30 @@
+"""Fifty-ninth session: the state stage's varlen builds with and without ``ZERO_PADDING_ROWS`` in the three
+layouts that zero padding rows (pipelined parts, 4 stages; one launch, sorted; the segmented output walk),
+offline sm_90 at H = HV = 32, K = V = 128, bf16: SASS instructions and a digest of the whole kernel (operands
+included: equal digests, the same machine code), the chunk loop's length and opcode digest, registers. Run on
+each tree of runs 2-3 and on main: main's builds must match .exp/zend's parted build and .exp/zstart's others.
+
+    PYTHONPATH=<tree> python3 benchmarks/results/logs_20261206_s59/scripts/zero_rows_placement_sass.py <tree>
+"""
+import hashlib
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../tools"))
+import int_specialization_sass as isp  # noqa: E402  (puts <tree> first on sys.path)
+from sm90_compile import (STATE_POINTERS, compile_sm90, longest_loop_opcodes, sass_digest,  # noqa: E402
+                          sass_instruction_count, sass_text)
+
+import kimiops  # noqa: E402
+from kimiops.kda.kernels import chunk_state as cs  # noqa: E402
+
+print(f"kimiops from {os.path.dirname(kimiops.__file__)}")
+for name, parted, seg in (("parts", True, 0), ("one launch, sorted", False, 0), ("segmented output walk", False, 2)):
+    for zero in (False, True):
+        const = dict(isp.state_const(True, parted, seg), ORDERED=not parted and seg == 0, ZERO_PADDING_ROWS=zero)
+        k, regs = compile_sm90(cs.chunk_state_kernel, STATE_POINTERS, const, isp.state_options(4 if parted else None))
+        cubin = k.asm["cubin"]
+        loop = longest_loop_opcodes(sass_text(cubin))
+        print(f"{name:<22} ZERO_PADDING_ROWS={zero!s:<5} {sass_instruction_count(cubin):5d} instructions "
+              f"({sass_digest(cubin)}); loop {len(loop):4d} ({hashlib.sha1(' '.join(loop).encode()).hexdigest()[:12]}); "
+              f"{regs}", flush=True)
