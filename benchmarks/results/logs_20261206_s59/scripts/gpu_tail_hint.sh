@@ -5,7 +5,9 @@
 # so the B1 cells (4 and 8 parts) get that compile; against .exp/zstart (main). prefill_ab_rounds.sh,
 # 2 rounds, B1 T8192 and B1 T32768, precomputed g and the in-kernel gate. Then (run 5) main's GPU tests of the
 # stage-by-stage launches (broken by the fifty-eighth session's plan key, fixed since) and of the padding rows.
-# Carry .whl, .exp/zstart, .exp/ztail (both with main's _plan fix).
+# Carry .whl, .exp/zstart, .exp/ztail (both with main's _plan fix). Run 4 failed on the _plan bug, run 5 got no
+# machine. To run it later: .exp/zstart = `git archive main kimiops`, .exp/ztail = `git archive exp/parts-tail-hint
+# kimiops` (main since 5742ea6 stores the zeros after the walk in parted launches, as .exp/zend did).
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/fla_core-0.6.0-py3-none-any.whl
 nvidia-smi --query-gpu=name --format=csv,noheader > $OUT/gpu.log
