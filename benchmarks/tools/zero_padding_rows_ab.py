@@ -1,4 +1,4 @@
-"""What zeroing the padding rows costs: varlen prefill calls with ``zero_padding_rows`` off and on, in one process.
+"""What zeroing the padding rows costs: varlen prefill calls with ``zero_padding_rows`` off and on.
 
 ``KDABackend.extend`` (and the vLLM adapter) pass ``zero_padding_rows=True`` to ``chunk_kda_fwd`` since the
 fifty-eighth session, so the programs that end the last sequence store zeros to the token rows past
@@ -55,7 +55,8 @@ def call_fn(c, ht, out, zero_padding_rows):
 
 def main():
     args = ARGS.parse_args()
-    print(f"kimiops from {os.path.dirname(kimiops.__file__)}; device {torch.cuda.get_device_name()}; medians of CUDA-graph replays, {args.rounds} rounds alternated")
+    print(f"kimiops from {os.path.dirname(kimiops.__file__)}; device {torch.cuda.get_device_name()}; "
+          f"medians of CUDA-graph replays, {args.rounds} rounds alternated")
     for name in args.cases.split(","):
         heads, lens, rows = CASES[name]
         for mode in args.modes.split(","):

@@ -526,8 +526,8 @@ def chunk_state_kernel(
         c_lo = tl.minimum(tl.maximum(slot_lo - slot0, 0), nch)
         c_hi = tl.minimum(tl.maximum(slot_hi - slot0, 0), nch)
 
-    # Where the zeros are stored is measured (H100, benchmarks/results/logs_20261206_s59/, runs 2-3): after
-    # the walk they added 1.6-2.3% to one prompt's call at 4 heads (segments) and nothing elsewhere, while a
+    # Where the zeros are stored is measured (H100, benchmarks/results/logs_20261206_s59/, runs 1-3): after
+    # the walk they added 1.6-2.6% to one prompt's call at 4 heads (segments) and nothing elsewhere, while a
     # parted launch's chunk loop compiles to a faster schedule with them there (same 801 instructions in
     # another order, offline sm_90): 1.5-3.7% off one prompt's call at 32 heads, padding rows or none.
     if ZERO_PADDING_ROWS:

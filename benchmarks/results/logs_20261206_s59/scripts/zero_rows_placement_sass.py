@@ -25,6 +25,6 @@ for name, parted, seg in (("parts", True, 0), ("one launch, sorted", False, 0), 
         k, regs = compile_sm90(cs.chunk_state_kernel, STATE_POINTERS, const, isp.state_options(4 if parted else None))
         cubin = k.asm["cubin"]
         loop = longest_loop_opcodes(sass_text(cubin))
+        loop_digest = hashlib.sha1(" ".join(loop).encode()).hexdigest()[:12]
         print(f"{name:<22} ZERO_PADDING_ROWS={zero!s:<5} {sass_instruction_count(cubin):5d} instructions "
-              f"({sass_digest(cubin)}); loop {len(loop):4d} ({hashlib.sha1(' '.join(loop).encode()).hexdigest()[:12]}); "
-              f"{regs}", flush=True)
+              f"({sass_digest(cubin)}); loop {len(loop):4d} ({loop_digest}); {regs}", flush=True)
