@@ -89,6 +89,11 @@ def _sass_lines(cubin: bytes) -> list[str]:
     return [line for line in sass_text(cubin) if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
 
 
+def _instruction_texts(cubin: bytes) -> list[str]:
+    """Each instruction of a cubin's SASS without its byte offset and trailing comment."""
+    return [line.split("*/", 1)[1].strip().rstrip(";").split("/*")[0].strip() for line in _sass_lines(cubin)]
+
+
 def sass_instruction_count(cubin: bytes) -> int:
     """Instructions in a cubin's SASS."""
     return len(_sass_lines(cubin))
@@ -99,8 +104,7 @@ def sass_opcode_digest(cubin: bytes) -> str:
     operands): equal for two builds whose machine code differs only in operands, e.g. kernel
     parameters moved to other constant-bank offsets by a parameter added to the signature."""
     ops = []
-    for line in _sass_lines(cubin):
-        body = line.split("*/", 1)[1].strip().rstrip(";").split("/*")[0].strip()
+    for body in _instruction_texts(cubin):
         pred, rest = (body.split(" ", 1) if body.startswith("@") else ("", body))
         ops.append(f"{pred} {rest.split(' ', 1)[0]}")
     return hashlib.sha1("\n".join(ops).encode()).hexdigest()[:12]
@@ -109,8 +113,7 @@ def sass_opcode_digest(cubin: bytes) -> str:
 def sass_digest(cubin: bytes) -> str:
     """Hash of the SASS instructions with their operands (no byte offsets): equal digests, the same
     machine code."""
-    text = [line.split("*/", 1)[1].strip().rstrip(";").split("/*")[0].strip() for line in _sass_lines(cubin)]
-    return hashlib.sha1("\n".join(text).encode()).hexdigest()[:12]
+    return hashlib.sha1("\n".join(_instruction_texts(cubin)).encode()).hexdigest()[:12]
 
 
 def longest_loop_opcodes(lines: list[str]) -> list[str]:

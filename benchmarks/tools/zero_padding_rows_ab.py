@@ -21,7 +21,6 @@ import torch
 
 import bench_kda_prefill as bk
 import kimiops
-from kimiops.kda.kernels import chunk as chunk_mod
 
 REP = 40  # ms of replays per median
 # name: (heads, lengths of the requests, token rows of the call)
@@ -42,17 +41,6 @@ ARGS.add_argument("--modes", default="g,gate")
 ARGS.add_argument("--cases", default=DEFAULT_CASES, help=f"of {', '.join(CASES)}")
 
 
-def call_fn(c, ht, out, zero_padding_rows):
-    """The varlen call of ``bench_kda_prefill.ours_fn`` with the flag set."""
-    kwargs = dict(
-        scale=bk.K**-0.5, cu_seqlens=c["cu"], h0=None, h0_indices=None, ht=ht, ht_indices=None,
-        state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False, gate=bk.GATE_OF_MODE[c["mode"]],
-        A_log=c["A_log"], dt_bias=c["dt_bias"], lower_bound=None, out=out, zero_padding_rows=zero_padding_rows,
-    )
-    args = (c["q"], c["k"], c["v"], c["g"], c["beta"])
-    return lambda: chunk_mod.chunk_kda_fwd(*args, **kwargs)
-
-
 def main():
     args = ARGS.parse_args()
     print(f"kimiops from {os.path.dirname(kimiops.__file__)}; device {torch.cuda.get_device_name()}; "
@@ -63,7 +51,7 @@ def main():
             c = bk.make_case(1, rows, mode, lens=lens, h=heads, hv=heads)
             ht = torch.empty(len(lens), heads, bk.K, bk.V, device="cuda")
             out = torch.full_like(c["v"], float("nan"))
-            fns = {flag: call_fn(c, ht, out, flag) for flag in (False, True)}
+            fns = {flag: bk.ours_fn(c, ht, out, zero_padding_rows=flag) for flag in (False, True)}
             fns[True]()
             torch.cuda.synchronize()
             pad_zero = bool((out[0, sum(lens):] == 0).all()) if rows > sum(lens) else None

@@ -122,10 +122,11 @@ def run(inp, *, gate, scale, cu_seqlens=None, h0=None, h0_indices=None, ht=None,
     )
 
 
-def plan_for(inp, *, gate="softplus", ht=None, state_config=None, pipeline_config=None, allow_neg_eigval=False):
+def plan_for(inp, *, gate="softplus", ht=None, state_config=None, pipeline_config=None, allow_neg_eigval=False,
+             cu_seqlens=None):
     """The launcher's plan (``chunk._plan``: configs, parts, scratch) for a call on ``inp`` with
     ``gate`` (scale 0.2, q/k L2 norm, beta sigmoid) without launching anything."""
-    return _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=None, h0=None,
+    return _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=cu_seqlens, h0=None,
                  h0_indices=None, ht=ht, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
                  use_beta_sigmoid=True, gate=gate, A_log=inp["A_log"], dt_bias=inp["dt_bias"],
                  lower_bound=inp["lower_bound"], out=None, intra_config=None, state_config=state_config,
@@ -737,11 +738,7 @@ def test_zero_padding_rows(device, layout):
                       device=device)
     live, pad = sum(lens), 37
     inp = make_inputs(1, live + pad, 1, 2, 32, 32, "none", torch.float32, device, seed=31)
-    plan = _plan(inp["q"], inp["k"], inp["v"], inp["g"], inp["beta"], scale=0.2, cu_seqlens=cu, h0=None,
-                 h0_indices=None, ht=None, ht_indices=None, state_v_first=False, use_qk_l2norm=True,
-                 use_beta_sigmoid=True, gate="none", A_log=None, dt_bias=None, lower_bound=None, out=None,
-                 intra_config=None, state_config=overrides.get("state_config"),
-                 pipeline_config=overrides.get("pipeline_config"))
+    plan = plan_for(inp, gate="none", cu_seqlens=cu, **overrides)
     assert {"one": plan.get("order") is None and len(plan.get("parts", [0])) == 1,
             "sorted": plan.get("order") is not None, "parts": len(plan.get("parts", ())) == 2,
             "segments": plan.get("seg_max", 1) > 1, "no sequence": plan["N"] == 0}[layout]
