@@ -528,8 +528,8 @@ def chunk_state_kernel(
 
     # Where the zeros are stored is measured (H100, benchmarks/results/logs_20261206_s59/, runs 1-3): after
     # the walk they added 1.6-2.6% to one prompt's call at 4 heads (segments) and nothing elsewhere, while a
-    # parted launch's chunk loop compiles to a faster schedule with them there (same 801 instructions in
-    # another order, offline sm_90): 1.5-3.7% off one prompt's call at 32 heads, padding rows or none.
+    # parted launch's chunk loop compiles to a faster schedule with them there (789 -> 798 instructions,
+    # registers alike; offline sm_90): 1.5-3.7% off one prompt's call at 32 heads, padding rows or none.
     if ZERO_PADDING_ROWS:
         if not PARTED:  # before the walk, which hides the stores
             if ends_here & (n == n_last):
