@@ -28,7 +28,7 @@ shard other tests --ignore=$K &
 wait
 status=0
 for f in "$out"/pytest_{chunk_accuracy,chunk_rest,serving,kda_rest,other}.log; do
-  echo "== $f"; grep -E "passed|failed|error" "$f" | tail -n 1; tail -n 1 "$f"
+  echo "== $f"; grep -E "passed|failed|error|skipped" "$f" | tail -n 1; tail -n 1 "$f"
   [ "$(tail -n 1 "$f")" = "rc 0" ] || status=1
 done
 exit $status
