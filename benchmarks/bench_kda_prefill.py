@@ -143,17 +143,17 @@ def warm_case(B, T, mode, lens=None):
 
 def ours_fn(c, ht, out, intra=None, state=None, stage=None, pipeline=None, zero_padding_rows=False):
     """A call of ours on case ``c`` (``stage``: ``"intra"`` or ``"state"`` alone, from one plan);
-    ``zero_padding_rows`` as ``KDABackend.extend`` passes it (whole calls only)."""
+    ``zero_padding_rows`` as ``KDABackend.extend`` passes it."""
     kwargs = dict(
         scale=K**-0.5, cu_seqlens=c["cu"], h0=None, h0_indices=None, ht=ht, ht_indices=None,
         state_v_first=False, use_qk_l2norm=True, use_beta_sigmoid=False,
         gate=GATE_OF_MODE[c["mode"]], A_log=c["A_log"], dt_bias=c["dt_bias"],
         lower_bound=LOWER_BOUND if c["mode"] == "lb" else None, out=out, intra_config=intra, state_config=state,
-        pipeline_config=pipeline,
+        pipeline_config=pipeline, zero_padding_rows=zero_padding_rows,
     )
     args = (c["q"], c["k"], c["v"], c["g"], c["beta"])
     if stage is None:
-        return lambda: chunk_mod.chunk_kda_fwd(*args, zero_padding_rows=zero_padding_rows, **kwargs)
+        return lambda: chunk_mod.chunk_kda_fwd(*args, **kwargs)
     plan = chunk_mod._plan(*args, **kwargs)
     launch = chunk_mod._launch_intra if stage == "intra" else chunk_mod._launch_state
     return lambda: launch(plan)

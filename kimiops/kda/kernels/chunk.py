@@ -170,9 +170,8 @@ def chunk_kda_fwd(
                  ht_indices=ht_indices, state_v_first=state_v_first, use_qk_l2norm=use_qk_l2norm,
                  use_beta_sigmoid=use_beta_sigmoid, gate=gate, A_log=A_log, dt_bias=dt_bias,
                  lower_bound=lower_bound, out=out, intra_config=intra_config, state_config=state_config,
-                 pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval)
-    plan["track"], plan["track_idx"] = track_state, track_chunk_idx
-    plan["zero_padding_rows"] = bool(zero_padding_rows) and plan["is_varlen"]
+                 pipeline_config=pipeline_config, allow_neg_eigval=allow_neg_eigval, track_state=track_state,
+                 track_chunk_idx=track_chunk_idx, zero_padding_rows=zero_padding_rows)
     if plan["N"] == 0:  # no sequence: every row is padding (no kernel runs)
         if plan["zero_padding_rows"]:
             plan["o"].zero_()
@@ -192,8 +191,10 @@ def chunk_kda_fwd(
 
 def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices, state_v_first,
           use_qk_l2norm, use_beta_sigmoid, gate, A_log, dt_bias, lower_bound, out, intra_config, state_config,
-          pipeline_config=None, allow_neg_eigval=False):
-    """Shapes, configs, output and scratch buffers of one call (host-only work, no device sync)."""
+          pipeline_config=None, allow_neg_eigval=False, track_state=None, track_chunk_idx=None,
+          zero_padding_rows=False):
+    """Shapes, configs, output and scratch buffers of one call (host-only work, no device sync); the
+    arguments as ``chunk_kda_fwd``'s."""
     B, T, H, K = q.shape
     HV, V = v.shape[2], v.shape[3]
     C = CHUNK_SIZE
@@ -216,7 +217,8 @@ def _plan(q, k, v, g, beta, *, scale, cu_seqlens, h0, h0_indices, ht, ht_indices
                 neg_eigval=bool(allow_neg_eigval), gate=_GATES[gate],
                 A_log=A_log, dt_bias=dt_bias,
                 lower_bound=float(lower_bound) if lower_bound is not None else 0.0,
-                track=None, track_idx=None, zero_padding_rows=False)  # set by chunk_kda_fwd
+                track=track_state, track_idx=track_chunk_idx,
+                zero_padding_rows=bool(zero_padding_rows) and is_varlen)
     if N == 0:
         return plan
     inter = NUMERICS_CONFIG["inter_dtype"]
