@@ -15,7 +15,8 @@ set -u
 out=$1 limit=${2:-540}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-threads=$(( $(nproc) / 5 )); export OMP_NUM_THREADS=$(( threads > 0 ? threads : 1 ))
+SHARDS=(chunk_accuracy chunk_rest serving kda_rest other)  # as launched below
+threads=$(( $(nproc) / ${#SHARDS[@]} )); export OMP_NUM_THREADS=$(( threads > 0 ? threads : 1 ))
 K=tests/kda
 SERVING="$K/test_recurrent_kernel.py $K/test_decode_replay.py $K/test_verify.py $K/test_backend.py
          $K/test_prefill_replay.py $K/test_warmup.py"
@@ -31,7 +32,8 @@ shard kda_rest $K --ignore=$K/test_chunk_kernel.py $(for f in $SERVING; do echo 
 shard other tests --ignore=$K &
 wait
 status=0
-for f in "$out"/pytest_{chunk_accuracy,chunk_rest,serving,kda_rest,other}.log; do
+for name in "${SHARDS[@]}"; do
+  f="$out/pytest_$name.log"
   echo "== $f"; grep -E "passed|failed|error|skipped" "$f" | tail -n 1; tail -n 1 "$f"
   [ "$(tail -n 1 "$f")" = "rc 0" ] || status=1
 done
