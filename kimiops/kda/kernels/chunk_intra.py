@@ -164,7 +164,7 @@ of this stage alone at B1 T8192 H=HV=32 K=V=128 bf16, precomputed g; 2026-11-29)
   L1/shared pipe 62% busy. ``benchmarks/results/logs_h200_20261129b/ncu_chunk_intra.txt``.
 * Tried and slower: a full-tile variant (whole chunk in registers; 3.75-5.09 ms, spills), fully
   unrolled K loops (2.11-2.16 ms), a split into a per-16-row-block score kernel plus a solve
-  kernel (1.05 + 0.52 ms). Numbers and analysis in docs/prefill.md.
+  kernel (1.05 + 0.52 ms). Numbers and analysis in docs/history/prefill.md.
 * Conclusion for the next design: fewer shared-memory round trips per chunk (3-D reshapes,
   permutes and small batched dots each stage data through shared memory) and a register budget
   that admits 4+ CTAs per SM; pass 2's cumsums and the w product are the second target.

@@ -121,7 +121,7 @@ STATE_CONFIG_NARROW = {"BV": 16, "num_warps": 2, "num_stages": 4, "hi_first": Tr
 # slower where this stage bounds the call (B1 T8192 0.348 against 0.317 ms, B1 T32768 1.367 against
 # 1.251) and within 4% elsewhere (B8 T1024 0.139 against 0.144, B4 T4096 0.269 against 0.268);
 # issuing the chain's products first and the rest behind the state update made it slower still
-# (0.38-0.83x at B1). Deleted (logs_h200_20261202g/, docs/prefill.md).
+# (0.38-0.83x at B1). Deleted (logs_h200_20261202g/, docs/history/prefill.md).
 # Forty-first session (logs_h200_20261202h/, whole calls in graph ms, g / gate): one CTA of 8 warps
 # per head (BV 128: its 244 registers x 256 threads leave no room for stage 1 on its SM) in B1's
 # parts 0.614 / 0.620 at T8192 against 0.518 / 0.534, 2.18-2.19 / 2.20-2.21 at T32768 against 1.88
