@@ -1,4 +1,4 @@
-"""The README is checked: its set-up commands match CI, and its Python examples run."""
+"""The README is checked: its set-up commands match CI, its Python examples run, and its and the docs' links resolve."""
 
 import re
 from pathlib import Path
@@ -25,3 +25,11 @@ def test_readme_starts_with_the_two_setup_commands():
 def test_readme_python_examples_run(index):
     blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
     exec(compile(blocks[index], f"README.md[python block {index}]", "exec"), {})
+
+
+@pytest.mark.parametrize("page", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))])
+def test_relative_links_of_the_docs_resolve(page):
+    text = (ROOT / page).read_text()
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text) if "://" not in t]
+    missing = [t for t in targets if not ((ROOT / page).parent / t).exists()]
+    assert not missing, f"{page}: links to missing files {missing}"
