@@ -2,7 +2,7 @@
 stubbed) for the random public calls ``fuzz_public_ops.py`` draws for a GPU, each new compiled variant checked
 by ``tests/kda/decode_reduction_ptx.reduction_stores``: a butterfly-reduced value that every lane stores to
 shared memory must not take a shuffled value into an FMA (the lanes' copies would differ and the store race;
-docs/decode.md, fifty-sixth and fifty-seventh sessions). Grouped value heads, speculative forms, bf16 pools,
+docs/history/decode.md, fifty-sixth and fifty-seventh sessions). Grouped value heads, speculative forms, bf16 pools,
 every gate mode and fused-projection strides come with the draws. Prints each flagged variant with the call
 that compiled it, then the counts; exits 1 if any was flagged. Not under ``TRITON_INTERPRET=1``.
 

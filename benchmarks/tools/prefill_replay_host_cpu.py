@@ -7,7 +7,7 @@ pipelined parts: one prompt at 32 heads; segments: one prompt at 4 heads) and
 ``BoundPrefill.__call__`` repeating one call; also the elastic replay of calls whose counts are the
 previous call's (a model's layers one after the other), which reuse its launches. The launches themselves and the CUDA stream query
 cost nothing here, so these are the Python of a replay alone (on the H200 host Python runs about
-2.5x slower, see docs/decode.md).
+2.5x slower, see docs/history/decode.md).
 
     python benchmarks/tools/prefill_replay_host_cpu.py
 """

@@ -12,7 +12,7 @@ fused]``:
 - ``fused``: how many ``fma`` in those reductions (followed back through ``add.f32`` and
   ``shfl.sync.bfly`` from the stored registers) take a shuffled value as an operand. Such an FMA rounds
   its own product and its partner's differently, so the lanes' copies differ and the store races
-  (benchmarks/results/logs_20261206_s56/, docs/decode.md).
+  (benchmarks/results/logs_20261206_s56/, docs/history/decode.md).
 
     python3 tests/kda/decode_reduction_ptx.py 16,0,1 32,1,2,fp32,none [...]
 """

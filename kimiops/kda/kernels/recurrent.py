@@ -71,10 +71,10 @@ before ``cu_seqlens`` arrives (N = 1 3.30 vs 3.13 us), the PDL trigger after the
 vs 3.72 us), a register cap of 64-80 for more one-warp CTAs per SM (spills: N = 64 91.9% -> 65-88%),
 and a Gluon version with an explicit tile layout whose K reductions take 3 shuffles instead of 5
 (branch ``exp/gluon-decode``; correct, but N = 1 4.04 vs 3.05 us and N = 64 80.7 vs 93.9%,
-``r9_gluon_decode_check.log``). Eighteenth session (``logs_h200_20261130n/``, docs/decode.md): the
+``r9_gluon_decode_check.log``). Eighteenth session (``logs_h200_20261130n/``, docs/history/decode.md): the
 pool tile read before the PDL wait (N = 1 -0.5 us, but N = 8 +11% and a contract that two calls on
 one pool back to back break) and an L2 prefetch of it before the wait (N = 1 -0.2 us over distinct
-slots, N = 2 and N = 64 slower). Twenty-seventh session (``logs_h200_20261201f/``, docs/decode.md):
+slots, N = 2 and N = 64 slower). Twenty-seventh session (``logs_h200_20261201f/``, docs/history/decode.md):
 each speculative token's pool slot loaded a token ahead with its inputs (N = 1 8.88-8.96 vs
 7.59-7.63 us, N = 64 197.5-197.6 vs 180.9-181.1) and a one-token specialization of batch mode (even).
 Twenty-eighth session (``logs_h200_20261201g/`` run 2): the pool index loaded once instead of twice
@@ -217,7 +217,7 @@ def _token_inputs(p_q, p_k, p_g, p_v, p_b, t, s_qt, s_kt, s_gt, s_vt, s_bt, mask
 # last bits, and a layout conversion that has all of them write one shared-memory address races: racecheck's
 # write-after-write hazards on o's store at head dims of 16 (benchmarks/results/logs_20261206_s56/), and on
 # the error's conversion at 16 and 32 with fp32 inputs, a V-first state and no initial state
-# (logs_20261206_s57/, docs/decode.md). Wider heads keep the fused products: racecheck found no hazard there,
+# (logs_20261206_s57/, docs/history/decode.md). Wider heads keep the fused products: racecheck found no hazard there,
 # nor does tests/kda/decode_reduction_ptx.py, and rounding them would change the bits and the timed kernel.
 # The kernel tests ``ROUND_PRODUCTS`` at each reduction rather than calling a @triton.jit helper: through a
 # helper, 4 of 20 configs at head dims 64 and 128 compiled to other SASS (cpu_checks_20261206_s57/
