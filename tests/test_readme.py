@@ -1,4 +1,5 @@
-"""The README is checked: its set-up commands match CI, its Python examples run, and its and the docs' links resolve."""
+"""The README is checked: its set-up commands match CI and its Python examples run; the relative links of
+the README and of the pages under docs/ point at files that exist."""
 
 import re
 from pathlib import Path
@@ -27,7 +28,10 @@ def test_readme_python_examples_run(index):
     exec(compile(blocks[index], f"README.md[python block {index}]", "exec"), {})
 
 
-@pytest.mark.parametrize("page", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))])
+DOC_PAGES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("page", DOC_PAGES)
 def test_relative_links_of_the_docs_resolve(page):
     text = (ROOT / page).read_text()
     targets = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text) if "://" not in t]
