@@ -1,10 +1,11 @@
-"""GPU timeline of one chunked-prefill call (kernel start, end, duration in us relative to the
-call's first kernel), from the PyTorch profiler's CUDA activity trace (Nsight Systems is not
-installed on the device machine). Shows how the pipelined parts' kernels overlap.
+"""GPU timeline of chunked-prefill calls from the PyTorch profiler's CUDA activity trace (Nsight
+Systems is not installed on the device machine): per call its span, its first stage-1 part and what
+runs after its last one; then the last call's kernels (start, end, duration in us relative to its first
+kernel). Shows how the pipelined parts' kernels overlap.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/prefill_timeline.py --seq-len 8192 [--gate]
 
-H = HV = 32, K = V = 128, bf16, the inputs of ``benchmarks/profile_kda_prefill.py`` (``prefill_call``).
+H = HV = 32, K = V = 128, bf16 (precomputed g in fp32), the inputs of ``benchmarks/profile_kda_prefill.py`` (``prefill_call``).
 """
 import argparse
 import json
@@ -28,8 +29,6 @@ def main() -> None:
     p.add_argument("--gate", action="store_true", help="raw gate logits, softplus gate in the kernel")
     p.add_argument("--calls", type=int, default=3, help="profiled calls; the last one is printed")
     p.add_argument("--parts", type=int, default=0, help="pipelined parts (0: the launcher's choice)")
-    p.add_argument("--split-gap", type=float, default=100.0,
-                   help="a gap between kernels longer than this (us) separates two calls")
     p.add_argument("--flush-before-state", action="store_true",
                    help="overwrite a 256 MiB buffer before each state launch (evicts L2; experiment)")
     args = p.parse_args()
@@ -58,19 +57,22 @@ def main() -> None:
     with open(path) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"]
     events.sort(key=lambda e: e["ts"])
-    # calls are separated by host syncs: split where the gap between kernels exceeds --split-gap
-    calls, cur = [], [events[0]]
-    for prev, e in zip(events, events[1:]):
-        if e["ts"] - (prev["ts"] + prev["dur"]) > args.split_gap:
-            calls.append(cur)
-            cur = []
-        cur.append(e)
-    calls.append(cur)
+    # every call launches the same kernels: split the list into --calls equal groups (the host sync
+    # between two calls can leave a gap shorter than a call's own gaps)
+    per_call = len(events) // args.calls
+    if per_call * args.calls != len(events):
+        raise SystemExit(f"{len(events)} kernels for {args.calls} calls: the calls launched different kernels")
+    calls = [events[i * per_call:(i + 1) * per_call] for i in range(args.calls)]
+    print(f"{torch.cuda.get_device_name()}; B{B} T{T} {'in-kernel gate' if args.gate else 'precomputed g'}; "
+          f"{args.calls} calls traced, {per_call} kernels each")
+    for i, c in enumerate(calls):
+        start, end = c[0]["ts"], max(e["ts"] + e["dur"] for e in c)
+        intra_ends = [e["ts"] + e["dur"] for e in c if e["name"].startswith("chunk_intra")]
+        print(f"call {i}: {end - start:.1f} us first start to last end; stage 1 of the first part "
+              f"{intra_ends[0] - start:.1f} us; after the last stage 1 {end - intra_ends[-1]:.1f} us")
     last = calls[-1]
     t0 = last[0]["ts"]
-    print(f"{torch.cuda.get_device_name()}; B{B} T{T} {'in-kernel gate' if args.gate else 'precomputed g'}; "
-          f"{len(calls)} calls traced, the last one: {len(last)} kernels, "
-          f"{max(e['ts'] + e['dur'] for e in last) - t0:.1f} us first start to last end")
+    print("the last call:")
     print(f"{'kernel':<34} {'grid':>12} {'start':>8} {'end':>8} {'dur':>7}  (us)")
     for e in last:
         grid = "x".join(str(x) for x in e.get("args", {}).get("grid", []))
