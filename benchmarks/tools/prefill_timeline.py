@@ -5,7 +5,8 @@ kernel). Shows how the pipelined parts' kernels overlap.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/prefill_timeline.py --seq-len 8192 [--gate]
 
-H = HV = 32, K = V = 128, bf16 (precomputed g in fp32), the inputs of ``benchmarks/profile_kda_prefill.py`` (``prefill_call``).
+H = HV = 32, K = V = 128, bf16 (precomputed g in fp32), the inputs of
+``benchmarks/profile_kda_prefill.py`` (``prefill_call``).
 """
 import argparse
 import json
