@@ -1,11 +1,11 @@
 #!/bin/bash
 # Prepared in the sixty-fourth session (no machine was lent), for the next one: applies decode_sliced.patch (the
-# state of branch exp/decode-sliced against main: the decode kernel's tiles-per-program path, its tests, the probe
-# and the A/B tool's config syntax) to the device's copy of main, then
+# state of branch exp/decode-sliced against main: the decode kernel's tiles-per-program path, its tests, the
+# copy structures' new rows and the A/B tool's config syntax) to the device's copy of main, then
 #   1. decode_config_ab.py --batch: 8x1he (the batch table's config at N * HV in (256, 2048]) against 16 tiles per
 #      program at 2-4 stages and 8 tiles at 3, N = 32..512, 3 rounds interleaved;
 #   2. the GPU tests of the path (bits against one tile per program at the benchmark's shape);
-#   3. decode_sliced_probe.py: the copy structures with pipelined tiles, with and without the pool index.
+#   3. decode_copy_structures.py: the copy structures, pipelined tiles after the pool index among them.
 # About 4 minutes on an H200.
 T0=$(date +%s)
 P=benchmarks/results/logs_20261207_s64/scripts/decode_sliced.patch
@@ -20,7 +20,7 @@ timeout ${TEST_S:-90} python3 -m pytest -q -m gpu tests/kda/test_recurrent_kerne
   -k "tiles_per_program or every_table_config" > $OUT/pytest_recurrent_gpu.log 2>&1
 echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/pytest_recurrent_gpu.log
 tail -n 5 $OUT/pytest_recurrent_gpu.log
-timeout ${PROBE_S:-100} python3 benchmarks/tools/decode_sliced_probe.py --rounds 2 > $OUT/decode_sliced_probe.log 2>&1
-echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/decode_sliced_probe.log
-cat $OUT/decode_sliced_probe.log
+timeout ${PROBE_S:-120} python3 benchmarks/tools/decode_copy_structures.py > $OUT/decode_copy_structures.log 2>&1
+echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/decode_copy_structures.log
+cat $OUT/decode_copy_structures.log
 echo "round done after $(( $(date +%s) - T0 )) s"
