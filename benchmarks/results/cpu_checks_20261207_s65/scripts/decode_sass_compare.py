@@ -1,40 +1,23 @@
-"""Sixty-fifth session (the fifty-sixth session's script with the cu_seqlens form added): the decode kernel's sm_90
-SASS (offline, driver stubbed) for every tile config of both tables (batch mode and cu_seqlens), head dims 16-128,
-both state layouts, written one file per variant under the directory given, so two trees' builds
-can be compared (``diff -r``). SASS carries no source line numbers, so only code changes show.
+"""Sixty-fifth session: the decode kernel's sm_90 SASS (offline, ``kimiops.testing.offline_sm90``) for every tile
+config of both tables (batch mode and the cu_seqlens form, N = 1..256), head dims 16-128, both state layouts, one
+file per variant under the directory given, so two trees' builds can be compared file by file. SASS carries no
+source line numbers, so only code changes show. (The fifty-sixth session's script did batch mode alone.)
 
-    PYTHONPATH=<tree> python3 decode_sass_compare.py OUT_DIR"""
+    PYTHONPATH=<tree> python3 benchmarks/results/cpu_checks_20261207_s65/scripts/decode_sass_compare.py OUT_DIR
+"""
 import os
-import subprocess
 import sys
-import tempfile
 
 import torch
-import triton
-from triton.backends.compiler import GPUTarget
 
-import kimiops
-from kimiops.kda import runner
-from kimiops.kda.kernels import chunk, recurrent
-from kimiops.launch import compiling_in_background
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../tools"))
+from sm90_compile import sass_text  # noqa: E402
 
+import kimiops  # noqa: E402
+from kimiops.launch import compiling_in_background  # noqa: E402
+from kimiops.testing import offline_sm90  # noqa: E402
 
-class Sm90Offline:
-    def get_current_target(self):
-        return GPUTarget("cuda", 90, 32)
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-
-triton.runtime.driver.set_active(Sm90Offline())
-torch._C._cuda_getDevice = lambda: 0
-chunk.supports_pdl = recurrent.supports_pdl = lambda device: True
-runner.kda_backend = lambda *a, **k: "triton"
-nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/nvdisasm")
+offline_sm90()
 out_dir = sys.argv[1]
 os.makedirs(out_dir, exist_ok=True)
 H = 32
@@ -54,11 +37,8 @@ for dim in (16, 32, 64, 128):
                                                 ssm_state_indices=torch.arange(N, dtype=torch.int32))
                 for fk in mode.future_kernels.values():
                     k = fk.future.result()
-                    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-                        f.write(k.asm["cubin"])
-                    sass = subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True).stdout
-                    os.unlink(f.name)
                     name = f"dim{dim}_vfirst{int(v_first)}_varlen{int(varlen)}_N{N}_w{k.metadata.num_warps}.sass"
+                    sass = sass_text(k.asm["cubin"])
                     with open(os.path.join(out_dir, name), "w") as f:
-                        f.write(sass)
-                    print(name, len(sass.splitlines()), flush=True)
+                        f.write("\n".join(sass))
+                    print(name, len(sass), flush=True)
