@@ -4,13 +4,28 @@ with PDL, like bench_kda_decode.py. Structures: one tile of ROWS x 128 fp32 per 
 kernel's), and a persistent grid whose CTAs walk tiles with the next tile's load issued before the
 current tile is stored (register double buffering).
 
+``--index`` times instead what reading the pool index costs the decode kernel's structure (one 8 x 128
+tile per one-warp CTA, program order iv, hv, n), at each of ``--ns``: the same in-place scale with the
+slot taken from the program id, from the index (through L1 or past it), from a copy of the index with one
+128-byte line per head (so no line is read by all of a sequence's CTAs), and from the index after
+``cu_seqlens`` as the kernel reads them; beside them the decode kernel itself (``bench_kda_decode``'s case)
+and a torch copy of the same bytes, interleaved over ``--rounds``.
+
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
+    PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py --index --ns 64 128
 """
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
 import torch
 import triton
 import triton.language as tl
 
 from kimiops.bench.timing import copy_bandwidth, graph_us
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 @triton.jit
 def tile_kernel(x, ROWS: tl.constexpr, PDL: tl.constexpr):
@@ -39,7 +54,78 @@ def persistent_kernel(x, NT, ROWS: tl.constexpr, PDL: tl.constexpr):
         cur = nxt
         t = nt
 
-def main() -> None:
+@triton.jit
+def indexed_tile_kernel(pool, idx, rep, cu, HV: tl.constexpr, NV: tl.constexpr, ROWS: tl.constexpr,
+                        INDEX: tl.constexpr, PDL: tl.constexpr):
+    """In-place scale of tile iv (ROWS x 128 fp32) of head hv of sequence n's pool slot; grid N*HV*NV with
+    pid = (n*HV + hv)*NV + iv, as the decode kernel. INDEX: 0 slot n; 1 idx[n]; 2 idx[n] past L1 (.cg);
+    3 rep[(n*HV + hv)*32] (idx[n] again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the
+    tile skipped when the sequence is empty)."""
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_wait()
+    pid = tl.program_id(0)
+    iv = pid % NV
+    nh = pid // NV
+    hv = nh % HV
+    n = nh // HV
+    live = True
+    if INDEX == 0:
+        slot = n.to(tl.int64)
+    elif INDEX == 1:
+        slot = tl.load(idx + n).to(tl.int64)
+    elif INDEX == 2:
+        slot = tl.load(idx + n, cache_modifier=".cg").to(tl.int64)
+    elif INDEX == 3:
+        slot = tl.load(rep + nh.to(tl.int64) * 32).to(tl.int64)
+    else:
+        live = tl.load(cu + n + 1) > tl.load(cu + n)
+        slot = tl.load(idx + n).to(tl.int64)
+    offs = ((slot * HV + hv) * 128 + iv * ROWS) * 128 + tl.arange(0, ROWS)[:, None] * 128 + tl.arange(0, 128)[None, :]
+    v = tl.load(pool + offs, mask=live)
+    tl.store(pool + offs, v * 0.999, mask=live)
+
+
+INDEX_MODES = ("slot = n (no index)", "slot = idx[n]", "slot = idx[n] (.cg)", "slot = rep[n, hv] (line per head)",
+               "slot = idx[n] after cu_seqlens")
+
+
+def index_study(ns, rounds: int) -> None:
+    """Graph medians (20 chained calls, PDL) of the index modes of ``indexed_tile_kernel`` against the
+    decode kernel and a torch copy of the same bytes, per N; median and best of the rounds."""
+    import bench_kda_decode as bench
+
+    bw = copy_bandwidth()
+    HV, NV, ROWS = bench.HV, bench.V // 8, 8
+    print(f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {triton.__version__}; "
+          f"copy bandwidth {bw / 1e12:.3f} TB/s; HV {HV}, K = V = 128, fp32 pool, 8 x 128 tiles on one warp")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for N in ns:
+        pool = torch.randn(2 * N, HV, bench.V, bench.K, device="cuda", generator=gen) * 0.1
+        case = bench.Case(N, pool, gen)
+        rep = case.idx.repeat_interleave(HV * 32)  # rep[(n*HV + hv)*32] = idx[n]
+        src = torch.empty(N * HV * bench.V * bench.K, device="cuda")
+        dst = torch.empty_like(src)
+        nbytes = 2 * src.numel() * 4
+        grid = (N * HV * NV,)
+        calls = {f"mode {m}: {name}": (lambda m=m: indexed_tile_kernel[grid](
+            pool, case.idx, rep, case.cu, HV=HV, NV=NV, ROWS=ROWS, INDEX=m, PDL=True, num_warps=1, launch_pdl=True))
+            for m, name in enumerate(INDEX_MODES)}
+        calls["mode 1 without PDL"] = lambda: indexed_tile_kernel[grid](
+            pool, case.idx, rep, case.cu, HV=HV, NV=NV, ROWS=ROWS, INDEX=1, PDL=False, num_warps=1)
+        calls["decode kernel (table config)"] = case.ours()
+        calls["torch copy_ of the same bytes"] = lambda: dst.copy_(src)
+        res = {k: [] for k in calls}
+        for _ in range(rounds):
+            for k, fn in calls.items():
+                res[k].append(graph_us([fn] * bench.GRAPH_CALLS))
+        print(f"N = {N}: state bytes r+w {nbytes / 2**20:.0f} MiB; graph us per call, median / best of {rounds} rounds")
+        for k, v in res.items():
+            med = statistics.median(v)
+            print(f"  {k:40s} {med:8.2f} / {min(v):8.2f} us  {100 * nbytes / (med * 1e-6) / bw:5.1f}% of copy bandwidth")
+
+
+def structure_study() -> None:
     bw = copy_bandwidth()
     N, HV = 64, 32
     x = torch.randn(N * HV * 128 * 128, device="cuda")
@@ -61,6 +147,18 @@ def main() -> None:
     for k, v in res.items():
         us = min(v)
         print(f"{k:45s} {us:8.2f} us  {100 * nbytes / (us * 1e-6) / bw:5.1f}%")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--index", action="store_true", help="the pool index's cost instead of the CTA structures")
+    p.add_argument("--ns", type=int, nargs="*", default=[64, 128])
+    p.add_argument("--rounds", type=int, default=5)
+    args = p.parse_args()
+    if args.index:
+        index_study(args.ns, args.rounds)
+    else:
+        structure_study()
 
 
 if __name__ == "__main__":
