@@ -24,6 +24,7 @@ import triton
 import triton.language as tl
 
 from kimiops.bench.timing import copy_bandwidth, graph_us
+from kimiops.gemm.skinny import prefetch_l2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -55,20 +56,32 @@ def persistent_kernel(x, NT, ROWS: tl.constexpr, PDL: tl.constexpr):
         t = nt
 
 @triton.jit
-def indexed_tile_kernel(pool, idx, rep, cu, HV: tl.constexpr, NV: tl.constexpr, ROWS: tl.constexpr,
-                        INDEX: tl.constexpr, PDL: tl.constexpr):
+def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, HV: tl.constexpr, NV: tl.constexpr, ROWS: tl.constexpr,
+                        INDEX: tl.constexpr, PDL: tl.constexpr, PREFETCH: tl.constexpr, FIRST: tl.constexpr):
     """In-place scale of tile iv (ROWS x 128 fp32) of head hv of sequence n's pool slot; grid N*HV*NV with
     pid = (n*HV + hv)*NV + iv, as the decode kernel. INDEX: 0 slot n; 1 idx[n]; 2 idx[n] past L1 (.cg);
     3 rep[(n*HV + hv)*32] (idx[n] again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the
-    tile skipped when the sequence is empty)."""
-    if PDL:
-        tl.extra.cuda.gdc_launch_dependents()
-        tl.extra.cuda.gdc_wait()
+    tile skipped when the sequence is empty). PREFETCH (L2 hints between the PDL release and the wait, so
+    while the previous grid may still run): 1 the index's line; 2 programs with pid < FIRST (those that can
+    be resident before the previous grid ends) read idx[n] past L1 and prefetch their tile's 32 lines,
+    the slot clamped to [0, SLOTS); 3 as 2 for every program."""
     pid = tl.program_id(0)
     iv = pid % NV
     nh = pid // NV
     hv = nh % HV
     n = nh // HV
+    rows = tl.arange(0, ROWS)[:, None] * 128
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        if PREFETCH == 1:
+            prefetch_l2(idx + n + tl.zeros([1], tl.int32))
+        elif PREFETCH >= 2:
+            if (pid < FIRST) or (PREFETCH == 3):
+                guess = tl.load(idx + n, cache_modifier=".cg").to(tl.int64)
+                guess = tl.minimum(tl.maximum(guess, 0), SLOTS - 1)
+                lines = ((guess * HV + hv) * 128 + iv * ROWS) * 128 + rows + tl.arange(0, 4)[None, :] * 32
+                prefetch_l2(pool + lines)
+        tl.extra.cuda.gdc_wait()
     live = True
     if INDEX == 0:
         slot = n.to(tl.int64)
@@ -81,13 +94,15 @@ def indexed_tile_kernel(pool, idx, rep, cu, HV: tl.constexpr, NV: tl.constexpr, 
     else:
         live = tl.load(cu + n + 1) > tl.load(cu + n)
         slot = tl.load(idx + n).to(tl.int64)
-    offs = ((slot * HV + hv) * 128 + iv * ROWS) * 128 + tl.arange(0, ROWS)[:, None] * 128 + tl.arange(0, 128)[None, :]
+    offs = ((slot * HV + hv) * 128 + iv * ROWS) * 128 + rows + tl.arange(0, 128)[None, :]
     v = tl.load(pool + offs, mask=live)
     tl.store(pool + offs, v * 0.999, mask=live)
 
 
 INDEX_MODES = ("slot = n (no index)", "slot = idx[n]", "slot = idx[n] (.cg)", "slot = rep[n, hv] (line per head)",
                "slot = idx[n] after cu_seqlens")
+PREFETCH_MODES = ("", "idx line to L2 before the wait", "first programs' tiles to L2 before the wait",
+                  "every program's tile to L2 before the wait")
 
 
 def index_study(ns, rounds: int) -> None:
@@ -97,6 +112,7 @@ def index_study(ns, rounds: int) -> None:
 
     bw = copy_bandwidth()
     HV, NV, ROWS = bench.HV, bench.V // 8, 8
+    first = 32 * torch.cuda.get_device_properties(0).multi_processor_count  # most CTAs an SM holds: 32
     print(f"{torch.cuda.get_device_name()} torch {torch.__version__} triton {triton.__version__}; "
           f"copy bandwidth {bw / 1e12:.3f} TB/s; HV {HV}, K = V = 128, fp32 pool, 8 x 128 tiles on one warp")
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -108,11 +124,16 @@ def index_study(ns, rounds: int) -> None:
         dst = torch.empty_like(src)
         nbytes = 2 * src.numel() * 4
         grid = (N * HV * NV,)
-        calls = {f"mode {m}: {name}": (lambda m=m: indexed_tile_kernel[grid](
-            pool, case.idx, rep, case.cu, HV=HV, NV=NV, ROWS=ROWS, INDEX=m, PDL=True, num_warps=1, launch_pdl=True))
-            for m, name in enumerate(INDEX_MODES)}
-        calls["mode 1 without PDL"] = lambda: indexed_tile_kernel[grid](
-            pool, case.idx, rep, case.cu, HV=HV, NV=NV, ROWS=ROWS, INDEX=1, PDL=False, num_warps=1)
+
+        def launch(index, prefetch=0, pdl=True):
+            return lambda: indexed_tile_kernel[grid](
+                pool, case.idx, rep, case.cu, pool.shape[0], HV=HV, NV=NV, ROWS=ROWS, INDEX=index, PDL=pdl,
+                PREFETCH=prefetch, FIRST=first, num_warps=1, launch_pdl=pdl)
+
+        calls = {f"mode {m}: {name}": launch(m) for m, name in enumerate(INDEX_MODES)}
+        calls["mode 1 without PDL"] = launch(1, pdl=False)
+        for f in range(1, len(PREFETCH_MODES)):
+            calls[f"mode 1, {PREFETCH_MODES[f]}"] = launch(1, prefetch=f)
         calls["decode kernel (table config)"] = case.ours()
         calls["torch copy_ of the same bytes"] = lambda: dst.copy_(src)
         res = {k: [] for k in calls}
