@@ -34,6 +34,6 @@ for form in varlen batch; do
   timeout 130 python3 benchmarks/tools/decode_config_ab.py --rounds 3 --ns 64 128 $F --configs $C > $OUT/ab_prefetch_$form.log 2>&1
   echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/ab_prefetch_$form.log; cat $OUT/ab_prefetch_$form.log
 done
-git checkout -- kimiops benchmarks/bench_kda_decode.py
+git checkout -- kimiops benchmarks/bench_kda_decode.py benchmarks/tools/decode_config_ab.py
 AB_NS="64 128" bash benchmarks/results/logs_20261207_s66/scripts/gpu_round3.sh
 echo "all done after $(( $(date +%s) - T0 )) s"
