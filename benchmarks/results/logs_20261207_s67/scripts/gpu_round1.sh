@@ -11,6 +11,7 @@
 #      forms, N = 64 and 128; the patch is then reverted;
 #   4. the sixty-sixth session's gpu_round3.sh at AB_NS = 64 128: main's decode table N = 1, 8, 64 (ours vs FLA),
 #      then decode_sliced_v2.patch and its A/B in both forms and its GPU tests (this applies the patch: last).
+#      SKIP_ROUND3=1 leaves step 4 out (it ran on an H100 in the sixty-sixth session).
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,power.draw --format=csv > $OUT/card.log; cat $OUT/card.log
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:$PWD/benchmarks
@@ -35,5 +36,5 @@ for form in varlen batch; do
   echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/ab_prefetch_$form.log; cat $OUT/ab_prefetch_$form.log
 done
 git checkout -- kimiops benchmarks/bench_kda_decode.py benchmarks/tools/decode_config_ab.py
-AB_NS="64 128" bash benchmarks/results/logs_20261207_s66/scripts/gpu_round3.sh
+[ -n "$SKIP_ROUND3" ] || AB_NS="64 128" bash benchmarks/results/logs_20261207_s66/scripts/gpu_round3.sh
 echo "all done after $(( $(date +%s) - T0 )) s"
