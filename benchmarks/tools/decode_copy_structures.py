@@ -7,8 +7,9 @@ current tile is stored (register double buffering).
 ``--index`` times instead what reading the pool index costs the decode kernel's structure (one 8 x 128
 tile per one-warp CTA, program order iv, hv, n), at each of ``--ns``: the same in-place scale with the
 slot taken from the program id, from the index (through L1 or past it), from a copy of the index with one
-128-byte line per head (so no line is read by all of a sequence's CTAs), and from the index after
-``cu_seqlens`` as the kernel reads them; beside them the decode kernel itself (``bench_kda_decode``'s case)
+128-byte line per head (so no line is read by all of a sequence's CTAs), from the index after
+``cu_seqlens`` as the kernel reads them, and with the tile read past L1 (with and without the index), and with L2
+prefetches between the PDL release and the wait; beside them the decode kernel itself (``bench_kda_decode``'s case)
 and a torch copy of the same bytes, interleaved over ``--rounds``.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
@@ -61,7 +62,8 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, HV: tl.constexpr, NV: tl.cons
     """In-place scale of tile iv (ROWS x 128 fp32) of head hv of sequence n's pool slot; grid N*HV*NV with
     pid = (n*HV + hv)*NV + iv, as the decode kernel. INDEX: 0 slot n; 1 idx[n]; 2 idx[n] past L1 (.cg);
     3 rep[(n*HV + hv)*32] (idx[n] again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the
-    tile skipped when the sequence is empty). PREFETCH (L2 hints between the PDL release and the wait, so
+    tile skipped when the sequence is empty); 5 idx[n] with the tile read past L1 (``.cg``), so the index's
+    line can stay in L1 for the SM's next programs of sequence n; 6 slot n with the tile past L1. PREFETCH (L2 hints between the PDL release and the wait, so
     while the previous grid may still run): 1 the index's line; 2 programs with pid < FIRST (those that can
     be resident before the previous grid ends) read idx[n] past L1 and prefetch their tile's 32 lines,
     the slot clamped to [0, SLOTS); 3 as 2 for every program."""
@@ -91,16 +93,23 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, HV: tl.constexpr, NV: tl.cons
         slot = tl.load(idx + n, cache_modifier=".cg").to(tl.int64)
     elif INDEX == 3:
         slot = tl.load(rep + nh.to(tl.int64) * 32).to(tl.int64)
-    else:
+    elif INDEX == 4:
         live = tl.load(cu + n + 1) > tl.load(cu + n)
         slot = tl.load(idx + n).to(tl.int64)
+    elif INDEX == 5:
+        slot = tl.load(idx + n).to(tl.int64)
+    else:
+        slot = n.to(tl.int64)
     offs = ((slot * HV + hv) * 128 + iv * ROWS) * 128 + rows + tl.arange(0, 128)[None, :]
-    v = tl.load(pool + offs, mask=live)
+    if INDEX >= 5:
+        v = tl.load(pool + offs, cache_modifier=".cg")
+    else:
+        v = tl.load(pool + offs, mask=live)
     tl.store(pool + offs, v * 0.999, mask=live)
 
 
 INDEX_MODES = ("slot = n (no index)", "slot = idx[n]", "slot = idx[n] (.cg)", "slot = rep[n, hv] (line per head)",
-               "slot = idx[n] after cu_seqlens")
+               "slot = idx[n] after cu_seqlens", "slot = idx[n], tile past L1 (.cg)", "slot = n, tile past L1 (.cg)")
 PREFETCH_MODES = ("", "idx line to L2 before the wait", "first programs' tiles to L2 before the wait",
                   "every program's tile to L2 before the wait")
 
