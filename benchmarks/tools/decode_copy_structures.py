@@ -8,8 +8,9 @@ current tile is stored (register double buffering).
 tile per one-warp CTA, program order iv, hv, n), at each of ``--ns``: the same in-place scale with the
 slot taken from the program id, from the index (through L1 or past it), from a copy of the index with one
 128-byte line per head (so no line is read by all of a sequence's CTAs), from the index after
-``cu_seqlens`` as the kernel reads them, and with the tile read past L1 (with and without the index), and with L2
-prefetches between the PDL release and the wait; beside them the decode kernel itself (``bench_kda_decode``'s case)
+``cu_seqlens`` as the kernel reads them, with the tile read past L1 (with and without the index), with L2
+prefetches between the PDL release and the wait, and with where the slots lie apart from the load (slots
+scattered by arithmetic; the index holding 0..N-1); beside them the decode kernel itself (``bench_kda_decode``'s case)
 and a torch copy of the same bytes, interleaved over ``--rounds``.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
@@ -63,7 +64,8 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, HV: tl.constexpr, NV: tl.cons
     pid = (n*HV + hv)*NV + iv, as the decode kernel. INDEX: 0 slot n; 1 idx[n]; 2 idx[n] past L1 (.cg);
     3 rep[(n*HV + hv)*32] (idx[n] again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the
     tile skipped when the sequence is empty); 5 idx[n] with the tile read past L1 (``.cg``), so the index's
-    line can stay in L1 for the SM's next programs of sequence n; 6 slot n with the tile past L1. PREFETCH (L2 hints between the PDL release and the wait, so
+    line can stay in L1 for the SM's next programs of sequence n; 6 slot n with the tile past L1; 7 slot
+    (37 n) mod SLOTS (the slots scattered as the index scatters them, with no load). PREFETCH (L2 hints between the PDL release and the wait, so
     while the previous grid may still run): 1 the index's line; 2 programs with pid < FIRST (those that can
     be resident before the previous grid ends) read idx[n] past L1 and prefetch their tile's 32 lines,
     the slot clamped to [0, SLOTS); 3 as 2 for every program."""
@@ -98,10 +100,12 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, HV: tl.constexpr, NV: tl.cons
         slot = tl.load(idx + n).to(tl.int64)
     elif INDEX == 5:
         slot = tl.load(idx + n).to(tl.int64)
-    else:
+    elif INDEX == 6:
         slot = n.to(tl.int64)
+    else:
+        slot = (n.to(tl.int64) * 37) % SLOTS
     offs = ((slot * HV + hv) * 128 + iv * ROWS) * 128 + rows + tl.arange(0, 128)[None, :]
-    if INDEX >= 5:
+    if INDEX == 5 or INDEX == 6:
         v = tl.load(pool + offs, cache_modifier=".cg")
     else:
         v = tl.load(pool + offs, mask=live)
@@ -109,7 +113,8 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, HV: tl.constexpr, NV: tl.cons
 
 
 INDEX_MODES = ("slot = n (no index)", "slot = idx[n]", "slot = idx[n] (.cg)", "slot = rep[n, hv] (line per head)",
-               "slot = idx[n] after cu_seqlens", "slot = idx[n], tile past L1 (.cg)", "slot = n, tile past L1 (.cg)")
+               "slot = idx[n] after cu_seqlens", "slot = idx[n], tile past L1 (.cg)", "slot = n, tile past L1 (.cg)",
+               "slot = 37 n mod slots (no load)")
 PREFETCH_MODES = ("", "idx line to L2 before the wait", "first programs' tiles to L2 before the wait",
                   "every program's tile to L2 before the wait")
 
@@ -134,13 +139,14 @@ def index_study(ns, rounds: int) -> None:
         nbytes = 2 * src.numel() * 4
         grid = (N * HV * NV,)
 
-        def launch(index, prefetch=0, pdl=True):
+        def launch(index, prefetch=0, pdl=True, idx=case.idx):
             return lambda: indexed_tile_kernel[grid](
-                pool, case.idx, rep, case.cu, pool.shape[0], HV=HV, NV=NV, ROWS=ROWS, INDEX=index, PDL=pdl,
+                pool, idx, rep, case.cu, pool.shape[0], HV=HV, NV=NV, ROWS=ROWS, INDEX=index, PDL=pdl,
                 PREFETCH=prefetch, FIRST=first, num_warps=1, launch_pdl=pdl)
 
         calls = {f"mode {m}: {name}": launch(m) for m, name in enumerate(INDEX_MODES)}
         calls["mode 1 without PDL"] = launch(1, pdl=False)
+        calls["mode 1 with idx = 0..N-1 (slot = n, loaded)"] = launch(1, idx=torch.arange(N, dtype=torch.int32, device="cuda"))
         for f in range(1, len(PREFETCH_MODES)):
             calls[f"mode 1, {PREFETCH_MODES[f]}"] = launch(1, prefetch=f)
         calls["decode kernel (table config)"] = case.ours()
