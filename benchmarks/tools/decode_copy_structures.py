@@ -60,7 +60,7 @@ def persistent_kernel(x, NT, ROWS: tl.constexpr, PDL: tl.constexpr):
 @triton.jit
 def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, N, HV: tl.constexpr, NV: tl.constexpr, ROWS: tl.constexpr,
                         INDEX: tl.constexpr, PDL: tl.constexpr, PREFETCH: tl.constexpr, FIRST: tl.constexpr,
-                        ORDER: tl.constexpr = 0):
+                        ORDER: tl.constexpr = 0, GROUP: tl.constexpr = 1):
     """In-place scale of tile iv (ROWS x 128 fp32) of head hv of sequence n's pool slot; grid N*HV*NV with
     pid = (n*HV + hv)*NV + iv, as the decode kernel. INDEX: 0 slot n; 1 idx[n]; 2 idx[n] past L1 (.cg);
     3 rep[(n*HV + hv)*32] (idx[n] again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the
@@ -70,7 +70,8 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, N, HV: tl.constexpr, NV: tl.c
     while the previous grid may still run): 1 the index's line; 2 programs with pid < FIRST (those that can
     be resident before the previous grid ends) read idx[n] past L1 and prefetch their tile's 32 lines,
     the slot clamped to [0, SLOTS); 3 as 2 for every program. ORDER of the programs: 0 iv fastest, then hv,
-    then n (the decode kernel's); 1 n fastest, then iv, then hv; 2 hv fastest, then iv, then n."""
+    then n (the decode kernel's); 1 n fastest, then iv, then hv; 2 hv fastest, then iv, then n; 3 iv fastest,
+    then n within groups of GROUP sequences, then hv, then the group (N a multiple of GROUP)."""
     pid = tl.program_id(0)
     if ORDER == 0:
         iv = pid % NV
@@ -80,10 +81,15 @@ def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, N, HV: tl.constexpr, NV: tl.c
         n = pid % N
         iv = (pid // N) % NV
         hv = pid // (N * NV)
-    else:
+    elif ORDER == 2:
         hv = pid % HV
         iv = (pid // HV) % NV
         n = pid // (HV * NV)
+    else:
+        iv = pid % NV
+        n_in = (pid // NV) % GROUP
+        hv = (pid // (NV * GROUP)) % HV
+        n = (pid // (NV * GROUP * HV)) * GROUP + n_in
     nh = n * HV + hv
     rows = tl.arange(0, ROWS)[:, None] * 128
     if PDL:
@@ -150,10 +156,10 @@ def index_study(ns, rounds: int) -> None:
         nbytes = 2 * src.numel() * 4
         grid = (N * HV * NV,)
 
-        def launch(index, prefetch=0, pdl=True, idx=case.idx, order=0):
+        def launch(index, prefetch=0, pdl=True, idx=case.idx, order=0, group=1):
             return lambda: indexed_tile_kernel[grid](
                 pool, idx, rep, case.cu, pool.shape[0], N, HV=HV, NV=NV, ROWS=ROWS, INDEX=index, PDL=pdl,
-                PREFETCH=prefetch, FIRST=first, ORDER=order, num_warps=1, launch_pdl=pdl)
+                PREFETCH=prefetch, FIRST=first, ORDER=order, GROUP=group, num_warps=1, launch_pdl=pdl)
 
         calls = {f"mode {m}: {name}": launch(m) for m, name in enumerate(INDEX_MODES)}
         calls["mode 1 without PDL"] = launch(1, pdl=False)
@@ -162,6 +168,9 @@ def index_study(ns, rounds: int) -> None:
             calls[f"mode 0, programs {name}"] = launch(0, order=order)
             calls[f"mode 1, programs {name}"] = launch(1, order=order)
             calls[f"mode 7, programs {name}"] = launch(7, order=order)
+        for group in (4, 16):
+            calls[f"mode 0, programs iv, n in groups of {group}, hv"] = launch(0, order=3, group=group)
+            calls[f"mode 1, programs iv, n in groups of {group}, hv"] = launch(1, order=3, group=group)
         for f in range(1, len(PREFETCH_MODES)):
             calls[f"mode 1, {PREFETCH_MODES[f]}"] = launch(1, prefetch=f)
         calls["decode kernel (table config)"] = case.ours()
