@@ -9,9 +9,9 @@ tile per one-warp CTA, program order iv, hv, n), at each of ``--ns``: the same i
 slot taken from the program id, from the index (through L1 or past it), from a copy of the index with one
 128-byte line per head (so no line is read by all of a sequence's CTAs), from the index after
 ``cu_seqlens`` as the kernel reads them, with the tile read past L1 (with and without the index), with L2
-prefetches between the PDL release and the wait, and with where the slots lie apart from the load (slots
-scattered by arithmetic; the index holding 0..N-1); beside them the decode kernel itself (``bench_kda_decode``'s case)
-and a torch copy of the same bytes, interleaved over ``--rounds``.
+prefetches between the PDL release and the wait, with where the slots lie apart from the load (slots
+scattered by arithmetic; the index holding 0..N-1), and in other program orders; beside them the decode kernel
+itself (``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved over ``--rounds``.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py --index --ns 64 128
@@ -61,17 +61,18 @@ def persistent_kernel(x, NT, ROWS: tl.constexpr, PDL: tl.constexpr):
 def indexed_tile_kernel(pool, idx, rep, cu, SLOTS, N, HV: tl.constexpr, NV: tl.constexpr, ROWS: tl.constexpr,
                         INDEX: tl.constexpr, PDL: tl.constexpr, PREFETCH: tl.constexpr, FIRST: tl.constexpr,
                         ORDER: tl.constexpr = 0, GROUP: tl.constexpr = 1):
-    """In-place scale of tile iv (ROWS x 128 fp32) of head hv of sequence n's pool slot; grid N*HV*NV with
-    pid = (n*HV + hv)*NV + iv, as the decode kernel. INDEX: 0 slot n; 1 idx[n]; 2 idx[n] past L1 (.cg);
-    3 rep[(n*HV + hv)*32] (idx[n] again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the
-    tile skipped when the sequence is empty); 5 idx[n] with the tile read past L1 (``.cg``), so the index's
-    line can stay in L1 for the SM's next programs of sequence n; 6 slot n with the tile past L1; 7 slot
-    (37 n) mod SLOTS (the slots scattered as the index scatters them, with no load). PREFETCH (L2 hints between the PDL release and the wait, so
-    while the previous grid may still run): 1 the index's line; 2 programs with pid < FIRST (those that can
-    be resident before the previous grid ends) read idx[n] past L1 and prefetch their tile's 32 lines,
-    the slot clamped to [0, SLOTS); 3 as 2 for every program. ORDER of the programs: 0 iv fastest, then hv,
-    then n (the decode kernel's); 1 n fastest, then iv, then hv; 2 hv fastest, then iv, then n; 3 iv fastest,
-    then n within groups of GROUP sequences, then hv, then the group (N a multiple of GROUP)."""
+    """In-place scale of tile iv (ROWS x 128 fp32) of head hv of sequence n's pool slot; grid N*HV*NV.
+
+    INDEX, where the slot comes from: 0 n; 1 idx[n]; 2 idx[n] past L1 (.cg); 3 rep[(n*HV + hv)*32] (idx[n]
+    again, one line per head); 4 idx[n] after cu_seqlens[n], [n+1] (the tile skipped when the sequence is
+    empty); 5 idx[n] with the tile read past L1 (.cg), so the index's line can stay in L1 for the SM's next
+    programs of sequence n; 6 n with the tile past L1; 7 (37 n) mod SLOTS (slots scattered, no load).
+    PREFETCH, L2 hints between the PDL release and the wait (the previous grid may still run): 1 the index's
+    line; 2 programs with pid < FIRST (those that can be resident before the previous grid ends) read idx[n]
+    past L1 and prefetch their tile's 32 lines, the slot clamped to [0, SLOTS); 3 as 2 for every program.
+    ORDER of the programs: 0 iv fastest, then hv, then n (the decode kernel's: pid = (n*HV + hv)*NV + iv);
+    1 n fastest, then iv, then hv; 2 hv fastest, then iv, then n; 3 iv fastest, then n within groups of GROUP
+    sequences, then hv, then the group (N a multiple of GROUP)."""
     pid = tl.program_id(0)
     if ORDER == 0:
         iv = pid % NV
