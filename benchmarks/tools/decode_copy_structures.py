@@ -10,7 +10,7 @@ slot taken from the program id, from the index (through L1 or past it), from a c
 128-byte line per head (so no line is read by all of a sequence's CTAs), from the index after
 ``cu_seqlens`` as the kernel reads them, with the tile read past L1 (with and without the index), with L2
 prefetches between the PDL release and the wait, with where the slots lie apart from the load (slots
-scattered by arithmetic; the index holding 0..N-1), and in other program orders; beside them the decode kernel
+scattered by arithmetic; the index holding 0..N-1; the index sorted), and in other program orders; beside them the decode kernel
 itself (``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved over ``--rounds``.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
@@ -165,6 +165,7 @@ def index_study(ns, rounds: int) -> None:
         calls = {f"mode {m}: {name}": launch(m) for m, name in enumerate(INDEX_MODES)}
         calls["mode 1 without PDL"] = launch(1, pdl=False)
         calls["mode 1 with idx = 0..N-1 (slot = n, loaded)"] = launch(1, idx=torch.arange(N, dtype=torch.int32, device="cuda"))
+        calls["mode 1 with the index sorted"] = launch(1, idx=case.idx.sort().values.contiguous())
         for order, name in ((1, "n fastest, then iv, hv"), (2, "hv fastest, then iv, n")):
             calls[f"mode 0, programs {name}"] = launch(0, order=order)
             calls[f"mode 1, programs {name}"] = launch(1, order=order)
