@@ -10,8 +10,9 @@ slot taken from the program id, from the index (through L1 or past it), from a c
 128-byte line per head (so no line is read by all of a sequence's CTAs), from the index after
 ``cu_seqlens`` as the kernel reads them, with the tile read past L1 (with and without the index), with L2
 prefetches between the PDL release and the wait, with where the slots lie apart from the load (slots
-scattered by arithmetic; the index holding 0..N-1; the index sorted), and in other program orders; beside them the decode kernel
-itself (``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved over ``--rounds``.
+scattered by arithmetic; the index holding 0..N-1; the index sorted), and in other program orders; beside
+them the decode kernel itself (``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved
+over ``--rounds``.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py --index --ns 64 128
