@@ -29,7 +29,8 @@ import triton.language as tl
 from kimiops.bench.timing import copy_bandwidth, graph_us
 from kimiops.gemm.skinny import prefetch_l2
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kda_decode, for index_study
+
 
 @triton.jit
 def tile_kernel(x, ROWS: tl.constexpr, PDL: tl.constexpr):
