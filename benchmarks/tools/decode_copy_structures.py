@@ -10,7 +10,8 @@ slot taken from the program id, from the index (through L1 or past it), from a c
 128-byte line per head (so no line is read by all of a sequence's CTAs), from the index after
 ``cu_seqlens`` as the kernel reads them, with the tile read past L1 (with and without the index), with L2
 prefetches between the PDL release and the wait, with where the slots lie apart from the load (slots
-scattered by arithmetic; the index holding 0..N-1; the index sorted), and in other program orders; beside
+scattered by arithmetic; the index holding 0..N-1, in order or shuffled; the index sorted; random slots
+of a pool 8 times larger), and in other program orders; beside
 them the decode kernel itself (``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved
 over ``--rounds``.
 
@@ -159,7 +160,7 @@ def index_study(ns, rounds: int) -> None:
         nbytes = 2 * src.numel() * 4
         grid = (N * HV * NV,)
 
-        def launch(index, prefetch=0, pdl=True, idx=case.idx, order=0, group=1):
+        def launch(index, prefetch=0, pdl=True, idx=case.idx, order=0, group=1, pool=pool):
             return lambda: indexed_tile_kernel[grid](
                 pool, idx, rep, case.cu, pool.shape[0], N, HV=HV, NV=NV, ROWS=ROWS, INDEX=index, PDL=pdl,
                 PREFETCH=prefetch, FIRST=first, ORDER=order, GROUP=group, num_warps=1, launch_pdl=pdl)
@@ -168,6 +169,11 @@ def index_study(ns, rounds: int) -> None:
         calls["mode 1 without PDL"] = launch(1, pdl=False)
         calls["mode 1 with idx = 0..N-1 (slot = n, loaded)"] = launch(1, idx=torch.arange(N, dtype=torch.int32, device="cuda"))
         calls["mode 1 with the index sorted"] = launch(1, idx=case.idx.sort().values.contiguous())
+        shuffled = torch.randperm(N, device="cuda", generator=gen).to(torch.int32)
+        calls["mode 1 with idx = 0..N-1 shuffled"] = launch(1, idx=shuffled)
+        wide = torch.zeros(8 * N, HV, bench.V, bench.K, device="cuda")  # random slots over 8x the address range
+        wide_idx = torch.randperm(8 * N, device="cuda", generator=gen)[:N].to(torch.int32)
+        calls["mode 1, random slots of a pool of 8N"] = launch(1, idx=wide_idx, pool=wide)
         for order, name in ((1, "n fastest, then iv, hv"), (2, "hv fastest, then iv, n")):
             calls[f"mode 0, programs {name}"] = launch(0, order=order)
             calls[f"mode 1, programs {name}"] = launch(1, order=order)
