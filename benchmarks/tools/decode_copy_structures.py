@@ -11,9 +11,8 @@ slot taken from the program id, from the index (through L1 or past it), from a c
 ``cu_seqlens`` as the kernel reads them, with the tile read past L1 (with and without the index), with L2
 prefetches between the PDL release and the wait, with where the slots lie apart from the load (slots
 scattered by arithmetic; the index holding 0..N-1, in order or shuffled; the index sorted; random slots
-of a pool 8 times larger), and in other program orders; beside
-them the decode kernel itself (``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved
-over ``--rounds``.
+of a pool 8 times larger), and in other program orders; beside them the decode kernel itself
+(``bench_kda_decode``'s case) and a torch copy of the same bytes, interleaved over ``--rounds``.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_copy_structures.py --index --ns 64 128
@@ -172,8 +171,7 @@ def index_study(ns, rounds: int) -> None:
         shuffled = torch.randperm(N, device="cuda", generator=gen).to(torch.int32)
         calls["mode 1 with idx = 0..N-1 shuffled"] = launch(1, idx=shuffled)
         wide = torch.zeros(8 * N, HV, bench.V, bench.K, device="cuda")  # random slots over 8x the address range
-        wide_idx = torch.randperm(8 * N, device="cuda", generator=gen)[:N].to(torch.int32)
-        calls["mode 1, random slots of a pool of 8N"] = launch(1, idx=wide_idx, pool=wide)
+        calls["mode 1, random slots of a pool of 8N"] = launch(1, idx=bench.Case(N, wide, gen).idx, pool=wide)
         for order, name in ((1, "n fastest, then iv, hv"), (2, "hv fastest, then iv, n")):
             calls[f"mode 0, programs {name}"] = launch(0, order=order)
             calls[f"mode 1, programs {name}"] = launch(1, order=order)
