@@ -3,7 +3,8 @@ choosing the tables of ``kimiops.kda.kernels.recurrent._CONFIGS``: CUDA-graph me
 as ``benchmarks/bench_kda_decode.py``) of each config, interleaved over --rounds (best round shown), with
 % of copy bandwidth. ``--batch`` times batch mode (``[N, 1, ...]`` without cu_seqlens, how
 ``KDABackend.decode`` launches one token per request) against that form's table; ``--cold`` gives each
-of the 20 calls its own pool slots (no state reused from L2 across calls).
+of the 20 calls its own pool slots (no state reused from L2 across calls); ``--sorted`` hands each call its
+slots in ascending order.
 
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --ns 1 2 8 64 128 256 512
     PYTHONPATH=$PWD python3 benchmarks/tools/decode_config_ab.py --batch --cold --ns 2 4 --configs 8x2 8x4e 16x2e
@@ -46,17 +47,22 @@ def main() -> None:
                    help="BVxWARPS, suffix h for the stream hints, e for the early first-token loads")
     p.add_argument("--batch", action="store_true", help="batch mode ([N, 1, ...], no cu_seqlens)")
     p.add_argument("--cold", action="store_true", help="each call of a graph on its own pool slots")
+    p.add_argument("--sorted", action="store_true",
+                   help="each call's slots in ascending order (as an engine could hand them over)")
     args = p.parse_args()
     gen = torch.Generator(device="cuda").manual_seed(0)
     bw = copy_bandwidth()
     print(f"{torch.cuda.get_device_name()} torch {torch.__version__}; copy bandwidth {bw / 1e12:.3f} TB/s; "
-          f"{'batch mode' if args.batch else 'cu_seqlens form'}, {'cold' if args.cold else 'same'} slots", flush=True)
+          f"{'batch mode' if args.batch else 'cu_seqlens form'}, {'cold' if args.cold else 'same'} slots"
+          f"{', sorted' if args.sorted else ''}", flush=True)
     slots = (bench.GRAPH_CALLS if args.cold else 2) * max(args.ns + [8])
     pool = torch.randn(slots, bench.HV, bench.V, bench.K, device="cuda", generator=gen) * 0.1
     configs = [parse_config(c) for c in args.configs]
     for N in args.ns:
         case = bench.Case(N, pool, gen)
         idx_sets = case.idx_sets if args.cold else [case.idx] * bench.GRAPH_CALLS
+        if args.sorted:
+            idx_sets = [i.sort().values for i in idx_sets]
         x = (case.q, case.k, case.v, case.g, case.beta)
         if args.batch:
             x = tuple(t.view(N, 1, *t.shape[2:]) for t in x)
