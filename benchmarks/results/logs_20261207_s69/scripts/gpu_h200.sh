@@ -24,6 +24,7 @@ mkdir -p $OUT/json; python3 -m pip install -q --no-index --no-deps --no-compile 
 PYTHONPATH=$PYTHONPATH:/tmp/site timeout 90 python3 benchmarks/bench_kda_decode.py --out $OUT/json --ns 1 8 64 \
   --no-sweep > $OUT/bench_decode_main.log 2>&1
 echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/bench_decode_main.log; cat $OUT/bench_decode_main.log
+[ "$SKIP_SLICED" = 1 ] && exit 0  # parts 1-3 only (about 2.5 minutes)
 cp $S/decode_sliced_v3.patch benchmarks/results/logs_20261207_s65/scripts/decode_sliced_v2.patch
 BENCH_RUNS=0 bash benchmarks/results/logs_20261207_s65/scripts/gpu_round1.sh
 rm -f $OUT/card.log  # gpu_round1.sh's; the logs above name the card
