@@ -13,11 +13,11 @@ import argparse
 import re
 import sys
 
-args = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-args.add_argument("tree")
-args.add_argument("stem", nargs="?")
-args.add_argument("--const", action="append", default=[], metavar="NAME=INT")
-args = args.parse_args()
+parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+parser.add_argument("tree")
+parser.add_argument("stem", nargs="?")
+parser.add_argument("--const", action="append", default=[], metavar="NAME=INT")
+args = parser.parse_args()
 sys.path.insert(0, args.tree)
 from sm90_compile import compile_sm90, ptx_digest, sass_instruction_count, sass_opcode_digest  # noqa: E402
 

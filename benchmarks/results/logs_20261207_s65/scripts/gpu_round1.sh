@@ -8,7 +8,8 @@
 #      tables' configs;
 #   3. tables_16s3.patch (both tables' rows above N*HV = 256 at 16 tiles per program, 3 stages) and the issue-4
 #      decode table twice at N = 64, 128, 512 (ours vs FLA 0.6 in one process).
-# Smaller rounds set AB_NS, AB_BATCH, AB_VARLEN, TEST_K, BENCH_RUNS and BENCH_NS (gpu_round1_lean.sh, _min.sh).
+# Smaller rounds set AB_NS, AB_BATCH, AB_VARLEN, TEST_K, BENCH_RUNS and BENCH_NS (gpu_round1_lean.sh, _min.sh);
+# PATCH names another version of the path's patch (the sixty-ninth session's rebase, decode_sliced_v3.patch).
 T0=$(date +%s)
 S=benchmarks/results/logs_20261207_s65/scripts
 AB_NS=${AB_NS:-32 64 128 512}
@@ -17,7 +18,7 @@ AB_VARLEN=${AB_VARLEN:-8x1h 8x1h:16s3 8x1h:16s2 8x1h:8s3}
 TEST_K=${TEST_K:-tiles_per_program or every_table_config}
 BENCH_RUNS=${BENCH_RUNS:-2}
 BENCH_NS=${BENCH_NS:-64 128 512}
-git apply $S/decode_sliced_v2.patch || { echo "patch failed"; exit 1; }
+git apply ${PATCH:-$S/decode_sliced_v2.patch} || { echo "patch failed"; exit 1; }
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv > $OUT/card.log; cat $OUT/card.log
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 ab() {  # $1: log name, then the tool's form flags and configs

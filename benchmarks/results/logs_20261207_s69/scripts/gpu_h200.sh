@@ -7,8 +7,7 @@
 #   4. the tiles-per-program A/B still owed to the H200 (the sixty-fifth session's gpu_round1.sh with
 #      BENCH_RUNS=0: both forms at N = 32..512 and the path's GPU tests), with decode_sliced_v3.patch, the
 #      sixty-fifth session's v2 rebased on this main (its hunks in decode_compile_stats.py and
-#      decode_copy_structures.py dropped: the A/B does not use them). gpu_round1.sh applies the v2 file, so the
-#      device's copy of the tree gets v3 under that name.
+#      decode_copy_structures.py dropped: the A/B does not use them), passed to gpu_round1.sh as PATCH.
 T0=$(date +%s)
 S=benchmarks/results/logs_20261207_s69/scripts
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:$PWD/benchmarks
@@ -25,7 +24,6 @@ PYTHONPATH=$PYTHONPATH:/tmp/site timeout 90 python3 benchmarks/bench_kda_decode.
   --no-sweep > $OUT/bench_decode_main.log 2>&1
 echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/bench_decode_main.log; cat $OUT/bench_decode_main.log
 [ "$SKIP_SLICED" = 1 ] && exit 0  # parts 1-3 only (about 2.5 minutes)
-cp $S/decode_sliced_v3.patch benchmarks/results/logs_20261207_s65/scripts/decode_sliced_v2.patch
-BENCH_RUNS=0 bash benchmarks/results/logs_20261207_s65/scripts/gpu_round1.sh
+PATCH=$S/decode_sliced_v3.patch BENCH_RUNS=0 bash benchmarks/results/logs_20261207_s65/scripts/gpu_round1.sh
 rm -f $OUT/card.log  # gpu_round1.sh's; the logs above name the card
 echo "all done after $(( $(date +%s) - T0 )) s"
