@@ -13,5 +13,5 @@ for c in same cold; do
   timeout 80 python3 $S67/prefetch_sweep.py --ns 64 128 --per-sm 16 32 --rounds 3 $F > $OUT/prefetch_$c.log 2>&1
   echo "rc $? after $(( $(date +%s) - T0 )) s" >> $OUT/prefetch_$c.log; cat $OUT/prefetch_$c.log
 done
-git checkout -- kimiops benchmarks/bench_kda_decode.py benchmarks/tools/decode_config_ab.py tests
+git checkout -- kimiops benchmarks/bench_kda_decode.py benchmarks/tools/decode_config_ab.py  # the patch's files
 echo "all done after $(( $(date +%s) - T0 )) s"
